@@ -1,0 +1,33 @@
+// The subcommand seam of the knee binary: each subcommand lives in its own file under cli/,
+// declares its options on a CLI11 sub-app, and runs with them. main.cc holds the table.
+//
+// Exit codes every subcommand follows: 0 ok; 1 a run that could not happen (target unreachable,
+// OS refused); 2 bad input (one line naming the flag and the accepted form); 3 thresholds failed.
+// Only cli/ prints to the terminal or decides an exit code.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <memory>
+
+namespace knee::cli {
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitRunFailed = 1;
+inline constexpr int kExitBadInput = 2;
+inline constexpr int kExitThresholds = 3;
+
+class Subcommand {
+ public:
+  virtual ~Subcommand() = default;
+  // Declares the options on `app` (the subcommand's own CLI11 app). Called once, before parsing.
+  virtual void add_options(CLI::App& app) = 0;
+  // Runs with the parsed options; returns the process exit code.
+  virtual int run() = 0;
+};
+
+std::unique_ptr<Subcommand> make_serve_command();
+std::unique_ptr<Subcommand> make_run_command();
+std::unique_ptr<Subcommand> make_sweep_command();
+
+}  // namespace knee::cli

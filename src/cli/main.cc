@@ -1,0 +1,60 @@
+// knee: measures latency and throughput honestly. Parses, dispatches to a subcommand, exits.
+#include <fmt/core.h>
+
+#include <cstdio>
+#include <memory>
+#include <vector>
+
+#include "cli/command.h"
+
+namespace {
+
+struct Entry {
+  const char* name;
+  const char* help;
+  std::unique_ptr<knee::cli::Subcommand> (*make)();
+};
+
+constexpr Entry kCommands[] = {
+    {"sweep", "Measure a server across concurrency levels: table, knee, Little's law (the main job)",
+     knee::cli::make_sweep_command},
+    {"run", "One load test: closed loop with -c connections, full latency distribution",
+     knee::cli::make_run_command},
+    {"serve", "The lab server: lab endpoints and the tracking service", knee::cli::make_serve_command},
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"knee: finds where a server saturates, and says which resource did it"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "knee 0.1.0");
+  std::vector<std::unique_ptr<knee::cli::Subcommand>> commands;
+  std::vector<CLI::App*> subs;
+  for (const Entry& e : kCommands) {
+    commands.push_back(e.make());
+    subs.push_back(app.add_subcommand(e.name, e.help));
+    commands.back()->add_options(*subs.back());
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    fmt::print(stderr, "knee: {}\nRun 'knee {}--help' for the accepted options.\n", e.what(),
+               [&]() -> std::string {
+                 for (CLI::App* s : subs)
+                   if (s->parsed()) return s->get_name() + " ";
+                 return "";
+               }());
+    return knee::cli::kExitBadInput;
+  }
+  for (size_t i = 0; i < subs.size(); ++i) {
+    if (subs[i]->parsed()) return commands[i]->run();
+  }
+  return knee::cli::kExitBadInput;
+}

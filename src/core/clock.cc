@@ -1,0 +1,30 @@
+#include "core/clock.h"
+
+#include <time.h>
+
+namespace knee::core {
+namespace {
+
+Nanos read_clock(clockid_t id) {
+  timespec ts{};
+  clock_gettime(id, &ts);
+  return Nanos(static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec);
+}
+
+}  // namespace
+
+const ClockSource& steady_clock_source() {
+  static const SteadyClock clock;
+  return clock;
+}
+
+Nanos thread_cpu_time() { return read_clock(CLOCK_THREAD_CPUTIME_ID); }
+Nanos process_cpu_time() { return read_clock(CLOCK_PROCESS_CPUTIME_ID); }
+
+Nanos steady_clock_resolution() {
+  timespec ts{};
+  clock_getres(CLOCK_MONOTONIC, &ts);
+  return Nanos(static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec);
+}
+
+}  // namespace knee::core

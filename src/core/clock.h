@@ -1,0 +1,45 @@
+// One clock for all of knee: std::chrono::steady_clock (CLOCK_MONOTONIC on Linux), behind a small
+// seam so schedules, timeouts and phases are tested with a fake clock and no sleeping.
+//
+// Thread-safety: SteadyClock is stateless and safe from any thread; a test's fake clock belongs to
+// the thread that advances it.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+
+namespace knee::core {
+
+using Clock = std::chrono::steady_clock;
+using TimePoint = Clock::time_point;
+using Nanos = std::chrono::nanoseconds;
+
+// The seam: anything that tells the time. Implementations must be monotonic.
+class ClockSource {
+ public:
+  virtual ~ClockSource() = default;
+  virtual TimePoint now() const = 0;
+};
+
+// The real clock: steady_clock::now().
+class SteadyClock final : public ClockSource {
+ public:
+  TimePoint now() const override { return Clock::now(); }
+};
+
+// The process-wide real clock.
+const ClockSource& steady_clock_source();
+
+// CPU time consumed so far by the calling thread (CLOCK_THREAD_CPUTIME_ID), in ns.
+Nanos thread_cpu_time();
+// CPU time consumed so far by the whole process (CLOCK_PROCESS_CPUTIME_ID), in ns.
+Nanos process_cpu_time();
+// Resolution the kernel reports for steady_clock's clock (clock_getres(CLOCK_MONOTONIC)), in ns.
+Nanos steady_clock_resolution();
+
+// Whole nanoseconds between two time points (b - a), as a raw integer for histograms.
+inline int64_t elapsed_ns(TimePoint a, TimePoint b) {
+  return std::chrono::duration_cast<Nanos>(b - a).count();
+}
+
+}  // namespace knee::core

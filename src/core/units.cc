@@ -1,0 +1,82 @@
+#include "core/units.h"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <cmath>
+
+namespace knee::core {
+
+Result<Nanos> parse_duration(std::string_view text) {
+  auto fail = [&](std::string_view why) {
+    return Status::invalid_argument(
+        fmt::format("'{}' is not a duration ({}); use a number with a unit: 500ms, 2s, 1m", text,
+                    why));
+  };
+  if (text.empty()) return fail("empty");
+  if (text.front() == '-') return fail("negative");
+  size_t i = 0;
+  while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.'))
+    ++i;
+  if (i == 0) return fail("no number");
+  double value = 0;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + i, value);
+  if (ec != std::errc() || ptr != text.data() + i) return fail("bad number");
+  std::string_view unit = text.substr(i);
+  double scale_ns = 0;
+  if (unit.empty() || unit == "s") {
+    scale_ns = 1e9;
+  } else if (unit == "ms") {
+    scale_ns = 1e6;
+  } else if (unit == "us") {
+    scale_ns = 1e3;
+  } else if (unit == "ns") {
+    scale_ns = 1;
+  } else if (unit == "m") {
+    scale_ns = 60e9;
+  } else if (unit == "h") {
+    scale_ns = 3600e9;
+  } else {
+    return fail("unknown unit '" + std::string(unit) + "'");
+  }
+  double ns = value * scale_ns;
+  if (!std::isfinite(ns) || ns > 9.2e18) return fail("too large");
+  return Nanos(static_cast<int64_t>(std::llround(ns)));
+}
+
+Result<std::vector<int64_t>> parse_positive_int_list(std::string_view text, int64_t max_value) {
+  auto fail = [&](std::string_view why) {
+    return Status::invalid_argument(fmt::format(
+        "'{}' is not a list of positive integers ({}); use a form like 1,2,4,8", text, why));
+  };
+  std::vector<int64_t> out;
+  if (text.empty()) return fail("empty");
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t comma = text.find(',', start);
+    std::string_view item =
+        text.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+    if (item.empty()) return fail("empty element");
+    int64_t v = 0;
+    auto [ptr, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
+    if (ec != std::errc() || ptr != item.data() + item.size())
+      return fail(fmt::format("'{}' is not an integer", item));
+    if (v < 1) return fail(fmt::format("{} is below 1", v));
+    if (v > max_value) return fail(fmt::format("{} is above {}", v, max_value));
+    out.push_back(v);
+    if (comma == std::string_view::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+std::string format_duration_ns(double ns) {
+  if (ns < 1e3) return fmt::format("{:.0f} ns", ns);
+  if (ns < 1e6) return fmt::format("{:.2f} us", ns / 1e3);
+  if (ns < 1e9) return fmt::format("{:.2f} ms", ns / 1e6);
+  return fmt::format("{:.2f} s", ns / 1e9);
+}
+
+std::string format_ms(double ns) { return fmt::format("{:.2f}", ns / 1e6); }
+
+}  // namespace knee::core

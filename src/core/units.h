@@ -1,0 +1,33 @@
+// Parsing and formatting of the quantities users type and read: durations ("2s", "500ms"),
+// lists of positive integers ("1,2,4,8"), and human-readable durations for tables.
+//
+// All functions are pure and thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/clock.h"
+#include "core/status.h"
+
+namespace knee::core {
+
+// Parses a non-negative duration: a decimal number with an optional unit suffix
+// ns, us, ms, s (the default when no suffix), m, h. "2s", "1.5s", "500ms", "2" -> 2 s.
+// Errors (kInvalidArgument): empty text, a negative value, an unknown unit, trailing garbage.
+Result<Nanos> parse_duration(std::string_view text);
+
+// Parses "1,2,4,8" into {1,2,4,8}. Every element must be an integer in [1, max_value].
+// Errors (kInvalidArgument): empty list or element, non-digits, zero, out of range.
+Result<std::vector<int64_t>> parse_positive_int_list(std::string_view text,
+                                                      int64_t max_value = 1'000'000);
+
+// Formats a duration given in ns for people, choosing ns/us/ms/s: "850 ns", "4.33 ms", "2.00 s".
+std::string format_duration_ns(double ns);
+
+// Milliseconds with two decimals, the unit of the seed's tables: 4'330'000 ns -> "4.33".
+std::string format_ms(double ns);
+
+}  // namespace knee::core

@@ -1,0 +1,80 @@
+// TCP sockets for the load engine and the lab server: address resolution, non-blocking connect,
+// listening sockets, and an RAII file descriptor.
+//
+// Every function returns failures as Status values naming the operation, the address and the OS
+// error; none throws. Thread-safety: functions are reentrant; an Fd belongs to one owner.
+#pragma once
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <string>
+#include <utility>
+
+#include "core/clock.h"
+#include "core/status.h"
+
+namespace knee::net {
+
+// An owned file descriptor, closed on destruction. Move-only.
+class Fd {
+ public:
+  Fd() = default;
+  explicit Fd(int fd) : fd_(fd) {}
+  Fd(Fd&& o) noexcept : fd_(std::exchange(o.fd_, -1)) {}
+  Fd& operator=(Fd&& o) noexcept {
+    if (this != &o) reset(std::exchange(o.fd_, -1));
+    return *this;
+  }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  ~Fd() { reset(); }
+
+  int get() const { return fd_; }
+  bool valid() const { return fd_ >= 0; }
+  void reset(int fd = -1);
+  int release() { return std::exchange(fd_, -1); }
+
+ private:
+  int fd_ = -1;
+};
+
+// An IPv4 or IPv6 socket address.
+struct SocketAddress {
+  sockaddr_storage storage{};
+  socklen_t length = 0;
+
+  int family() const { return storage.ss_family; }
+  int port() const;
+  // "127.0.0.1:8080" or "[::1]:8080".
+  std::string to_string() const;
+};
+
+// Resolves host (a name, IPv4 literal, or IPv6 literal without brackets) and port with
+// getaddrinfo; returns the first address. Blocking: call before a run, never in a loop.
+// Errors: kUnavailable with the resolver's message.
+core::Result<SocketAddress> resolve(const std::string& host, int port);
+
+// Creates a non-blocking TCP socket with TCP_NODELAY and starts connecting to addr. The connect
+// is usually still in progress on return: wait for writability, then call connect_error().
+// Errors: kIoError (socket creation) or, for an immediate failure, the connect errno.
+core::Result<Fd> connect_nonblocking(const SocketAddress& addr);
+
+// The pending error of a non-blocking connect (SO_ERROR): 0 once connected, else an errno.
+int connect_error(int fd);
+
+// Connects with a blocking wait of at most `timeout`, then closes: the pre-flight check that a
+// target is reachable. Errors: kUnavailable "connect ADDR: <strerror> (<ERRNO>)".
+core::Status check_reachable(const SocketAddress& addr, core::Nanos timeout);
+
+// A non-blocking listening TCP socket on addr (SO_REUSEADDR; SO_REUSEPORT when reuse_port, so
+// several event loops can each own a listener on one port). Port 0 picks an ephemeral port.
+core::Result<Fd> listen_tcp(const SocketAddress& addr, bool reuse_port, int backlog);
+
+// The address a socket is bound to (getsockname): learn the port chosen for port 0.
+core::Result<SocketAddress> local_address(int fd);
+
+// Sets O_NONBLOCK and TCP_NODELAY on an accepted socket.
+core::Status prepare_accepted(int fd);
+
+}  // namespace knee::net
