@@ -1,0 +1,81 @@
+#include "core/units.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+namespace knee::core {
+namespace {
+
+using namespace std::chrono_literals;
+
+Nanos parsed(std::string_view text) {
+  Result<Nanos> r = parse_duration(text);
+  EXPECT_TRUE(r.has_value()) << "'" << text << "': " << r.status().message();
+  return r.has_value() ? *r : Nanos(-1);
+}
+
+TEST(ParseDuration, AcceptsNumbersWithUnits) {
+  EXPECT_EQ(parsed("2s"), 2s);
+  EXPECT_EQ(parsed("1.5s"), 1500ms);
+  EXPECT_EQ(parsed("500ms"), 500ms);
+  EXPECT_EQ(parsed("100us"), 100us);
+  EXPECT_EQ(parsed("250ns"), 250ns);
+  EXPECT_EQ(parsed("1m"), 60s);
+  EXPECT_EQ(parsed("1h"), 3600s);
+  EXPECT_EQ(parsed("0s"), 0s);
+}
+
+TEST(ParseDuration, BareNumberMeansSeconds) { EXPECT_EQ(parsed("2"), 2s); }
+
+TEST(ParseDuration, RejectsNegativeEmptyAndMalformedText) {
+  for (std::string_view text : {" -1s", "-1s", "abc", "5parsecs", "", "1.2.3s", "s", "2 s"}) {
+    const Result<Nanos> r = parse_duration(text);
+    ASSERT_FALSE(r.has_value()) << "'" << text << "' parsed as " << r->count() << " ns";
+    EXPECT_EQ(r.status().code(), Status::Code::kInvalidArgument) << text;
+    EXPECT_NE(r.status().message().find("'" + std::string(text) + "'"), std::string::npos)
+        << "the message names the input: " << r.status().message();
+  }
+}
+
+TEST(ParsePositiveIntList, AcceptsCommaSeparatedPositiveIntegers) {
+  const Result<std::vector<int64_t>> r = parse_positive_int_list("1,2,4");
+  ASSERT_TRUE(r.has_value()) << r.status().message();
+  EXPECT_EQ(*r, (std::vector<int64_t>{1, 2, 4}));
+  const Result<std::vector<int64_t>> one = parse_positive_int_list("64");
+  ASSERT_TRUE(one.has_value());
+  EXPECT_EQ(*one, (std::vector<int64_t>{64}));
+}
+
+TEST(ParsePositiveIntList, RejectsZeroNegativeEmptyAndNonDigits) {
+  for (std::string_view text : {"0", "abc", "1,,2", "", "-3", "1,2,", ",1", "1.5", "2,x"}) {
+    const Result<std::vector<int64_t>> r = parse_positive_int_list(text);
+    EXPECT_FALSE(r.has_value()) << "'" << text << "'";
+    EXPECT_EQ(r.status().code(), Status::Code::kInvalidArgument) << text;
+  }
+}
+
+TEST(ParsePositiveIntList, RejectsValuesAboveMax) {
+  EXPECT_TRUE(parse_positive_int_list("1,4", 4).has_value());
+  const Result<std::vector<int64_t>> r = parse_positive_int_list("1,5", 4);
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.status().code(), Status::Code::kInvalidArgument);
+}
+
+TEST(FormatDurationNs, PicksTheUnitForPeople) {
+  EXPECT_EQ(format_duration_ns(850), "850 ns");
+  EXPECT_EQ(format_duration_ns(1500), "1.50 us");
+  EXPECT_EQ(format_duration_ns(4'330'000), "4.33 ms");
+  EXPECT_EQ(format_duration_ns(2e9), "2.00 s");
+  EXPECT_EQ(format_duration_ns(0), "0 ns");
+}
+
+TEST(FormatMs, GivesMillisecondsWithTwoDecimals) {
+  EXPECT_EQ(format_ms(4'330'000), "4.33");
+  EXPECT_EQ(format_ms(0), "0.00");
+}
+
+}  // namespace
+}  // namespace knee::core
