@@ -1,12 +1,52 @@
+// `knee run URL`: one closed-loop load test; a wrk-like summary or --json.
+#include <fmt/core.h>
+
 #include "cli/command.h"
+#include "cli/common.h"
+#include "cli/interrupt.h"
+#include "cli/load_flags.h"
+#include "probes/host_context.h"
+#include "report/render.h"
 
 namespace knee::cli {
 namespace {
-class Stub final : public Subcommand {
+
+class RunCommand final : public Subcommand {
  public:
-  void add_options(CLI::App&) override {}
-  int run() override { return kExitRunFailed; }
+  void add_options(CLI::App& app) override {
+    flags_.add_to(app, /*url_required=*/true, /*with_connections=*/true);
+    app.add_flag("--json", json_, "Print the result as JSON (fields in docs/output.md)");
+  }
+
+  int run() override {
+    auto options = flags_.to_options();
+    if (!options) return report_failure(options.status());
+    engine::RunControl control;
+    control.interrupt = &install_interrupt_handler();
+    report::RunReport rep;
+    rep.started_at = now_iso8601();
+    auto result = engine::run_load(*options, control);
+    if (!result) return report_failure(result.status());
+    rep.target = flags_.url;
+    rep.params = load_params(*options, flags_.url);
+    rep.result = std::move(result).value();
+    rep.little = report::little_of(rep.result);
+    rep.host = probes::read_host_context(probes::FsReader());
+    if (json_) {
+      fmt::print("{}\n", report::run_to_json(rep).dump(2));
+    } else {
+      fmt::print("{}", report::render_run_text(rep));
+    }
+    return rep.result.interrupted ? 130 : kExitOk;
+  }
+
+ private:
+  LoadFlags flags_;
+  bool json_ = false;
 };
+
 }  // namespace
-std::unique_ptr<Subcommand> make_run_command() { return std::make_unique<Stub>(); }
+
+std::unique_ptr<Subcommand> make_run_command() { return std::make_unique<RunCommand>(); }
+
 }  // namespace knee::cli

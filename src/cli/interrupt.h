@@ -1,0 +1,12 @@
+// Ctrl-C for measuring commands: SIGINT/SIGTERM set a flag the engine polls, so a run ends
+// cleanly (children stopped, partial results marked) instead of dying mid-write.
+#pragma once
+
+#include <atomic>
+
+namespace knee::cli {
+
+// Installs the handlers (once) and returns the flag they set.
+const std::atomic<bool>& install_interrupt_handler();
+
+}  // namespace knee::cli

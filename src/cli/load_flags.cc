@@ -1,0 +1,107 @@
+#include "cli/load_flags.h"
+
+#include <fmt/core.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "cli/command.h"
+#include "core/units.h"
+#include "http/url.h"
+
+namespace knee::cli {
+
+using core::Result;
+using core::Status;
+
+void LoadFlags::add_to(CLI::App& app, bool url_required, bool with_connections) {
+  auto* u = app.add_option("url", url,
+                           "Target URL, http://HOST[:PORT]/PATH; {conn} and {seq} in it expand to "
+                           "the connection index and its request counter");
+  if (url_required) u->required();
+  if (with_connections) {
+    app.add_option("-c,--connections", connections,
+                   "Concurrent connections, each with one request in flight (the N of N = X * R)")
+        ->capture_default_str();
+  }
+  app.add_option("-t,--threads", threads, "Worker threads, each with its own event loop")
+      ->capture_default_str();
+  app.add_option("-d,--duration", duration, "Measured phase (per level in a sweep), e.g. 2s")
+      ->capture_default_str();
+  app.add_option("-w,--warmup", warmup,
+                 "Warm-up before it: requests flow, samples are discarded; 0 for none")
+      ->capture_default_str();
+  app.add_option("--timeout", timeout, "Per-request timeout; a late response counts as a timeout")
+      ->capture_default_str();
+  app.add_option("--grace", grace,
+                 "After the duration, how long requests in flight may still finish (default: "
+                 "--timeout); later ones are reported as aborted");
+  app.add_option("-m,--method", method, "HTTP method")->capture_default_str();
+  app.add_option("-H,--header", headers, "Request header 'Name: value' (repeatable)");
+  app.add_option("--body", body, "Request body");
+  app.add_option("--body-file", body_file, "Read the request body from FILE");
+}
+
+namespace {
+
+Result<core::Nanos> duration_flag(std::string_view flag, const std::string& text) {
+  auto d = core::parse_duration(text);
+  if (!d) return Status::invalid_argument(fmt::format("{}: {}", flag, d.status().message()));
+  return d;
+}
+
+}  // namespace
+
+Result<engine::LoadOptions> LoadFlags::to_options() const {
+  engine::LoadOptions o;
+  auto parsed = http::parse_url(url);
+  if (!parsed) return parsed.status();
+  o.request.url = *parsed;
+  o.request.method = method;
+  for (const std::string& h : headers) {
+    size_t colon = h.find(':');
+    if (colon == std::string::npos || colon == 0) {
+      return Status::invalid_argument(
+          fmt::format("-H/--header: '{}' is not a header; use 'Name: value'", h));
+    }
+    std::string value = h.substr(colon + 1);
+    value.erase(0, value.find_first_not_of(" \t"));
+    o.request.headers.emplace_back(h.substr(0, colon), value);
+  }
+  if (!body.empty() && !body_file.empty()) {
+    return Status::invalid_argument("--body and --body-file: give one of them, not both");
+  }
+  o.request.body = body;
+  if (!body_file.empty()) {
+    std::ifstream in(body_file, std::ios::binary);
+    if (!in) return Status::io_error(fmt::format("--body-file: cannot read '{}'", body_file));
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    o.request.body = ss.str();
+  }
+  o.connections = connections;
+  o.threads = threads;
+  auto d = duration_flag("-d/--duration", duration);
+  if (!d) return d.status();
+  o.duration = *d;
+  auto w = duration_flag("-w/--warmup", warmup);
+  if (!w) return w.status();
+  o.warmup = *w;
+  auto t = duration_flag("--timeout", timeout);
+  if (!t) return t.status();
+  o.timeout = *t;
+  if (!grace.empty()) {
+    auto g = duration_flag("--grace", grace);
+    if (!g) return g.status();
+    o.grace = *g;
+  }
+  if (Status s = o.validate(); !s) return s;
+  return o;
+}
+
+int report_failure(const Status& status) {
+  fmt::print(stderr, "knee: {}\n", status.message());
+  return status.code() == Status::Code::kInvalidArgument ? kExitBadInput : kExitRunFailed;
+}
+
+}  // namespace knee::cli

@@ -1,0 +1,39 @@
+// The flags shared by `knee run` and `knee sweep`: target, request shape and phases, parsed into
+// engine::LoadOptions. Durations are typed like "2s" or "500ms" (core::parse_duration).
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "engine/load.h"
+
+namespace knee::cli {
+
+struct LoadFlags {
+  std::string url;
+  int connections = 10;
+  int threads = 1;
+  std::string duration = "2s";
+  std::string warmup = "1s";
+  std::string timeout = "10s";
+  std::string grace;  // empty: the request timeout
+  std::string method = "GET";
+  std::vector<std::string> headers;  // "Name: value"
+  std::string body;
+  std::string body_file;
+
+  // Declares the flags on `app`. `with_connections` adds -c (sweep uses --levels instead).
+  void add_to(CLI::App& app, bool url_required, bool with_connections);
+  // Parses URL, durations, headers and body into options. Errors: kInvalidArgument naming the
+  // flag and the accepted form; kIoError when --body-file cannot be read.
+  core::Result<engine::LoadOptions> to_options() const;
+};
+
+// Prints "knee: <message>" to stderr and returns the exit code for it: 2 for bad input
+// (kInvalidArgument), 1 for everything else.
+int report_failure(const core::Status& status);
+
+}  // namespace knee::cli

@@ -1,0 +1,62 @@
+#include "core/run_stats.h"
+
+#include <algorithm>
+#include <string>
+
+namespace knee::core {
+
+std::string_view error_kind_name(ErrorKind kind) {
+  switch (kind) {
+    case ErrorKind::kConnect: return "connect";
+    case ErrorKind::kClosedBeforeResponse: return "closed_before_response";
+    case ErrorKind::kEofMidResponse: return "eof_mid_response";
+    case ErrorKind::kRead: return "read";
+    case ErrorKind::kWrite: return "write";
+    case ErrorKind::kTimeout: return "timeout";
+    case ErrorKind::kParse: return "parse";
+    case ErrorKind::kStatus: return "status";
+    case ErrorKind::kCount: break;
+  }
+  return "unknown";
+}
+
+void RunStats::count_error(ErrorKind kind, std::string_view cause) {
+  ++errors[static_cast<size_t>(kind)];
+  std::string key(error_kind_name(kind));
+  if (!cause.empty()) {
+    key += ": ";
+    key += cause;
+  }
+  ++causes[key];
+}
+
+uint64_t RunStats::request_failures() const {
+  uint64_t n = 0;
+  for (size_t i = 0; i < errors.size(); ++i) {
+    auto kind = static_cast<ErrorKind>(i);
+    if (kind != ErrorKind::kConnect && kind != ErrorKind::kStatus) n += errors[i];
+  }
+  return n;
+}
+
+uint64_t RunStats::total_errors() const {
+  uint64_t n = 0;
+  for (uint64_t e : errors) n += e;
+  return n;
+}
+
+void RunStats::merge(const RunStats& other) {
+  latency_ns.merge(other.latency_ns);
+  sent += other.sent;
+  completed += other.completed;
+  aborted += other.aborted;
+  reconnects += other.reconnects;
+  warmup_requests += other.warmup_requests;
+  for (size_t i = 0; i < errors.size(); ++i) errors[i] += other.errors[i];
+  for (size_t i = 0; i < status.size(); ++i) status[i] += other.status[i];
+  for (const auto& [k, v] : other.causes) causes[k] += v;
+  client_cpu_ns += other.client_cpu_ns;
+  client_wall_ns = std::max(client_wall_ns, other.client_wall_ns);
+}
+
+}  // namespace knee::core

@@ -1,0 +1,103 @@
+// RunStats: what one load run (or one worker of it) observed in its measured phase: the latency
+// distribution of successful responses, responses by status code, failures by kind and cause,
+// and the client's own CPU time. Each worker owns one and the run folds them with merge()
+// (wrk2's per-thread histograms folded with hdr_add; LevelDB's Stats::Merge).
+//
+// Accounting invariant (checked by tests): every request sent in the measured phase is exactly one
+// of completed (a full response arrived, any status), failed (a request failure kind below), or
+// aborted (still unfinished when the run's grace period ended):
+//   sent == completed + request_failures() + aborted.
+// Connect failures are counted in errors but are not requests: no request was sent.
+//
+// Thread-safety: none; one owner, merged after the run.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+
+#include "core/histogram.h"
+
+namespace knee::core {
+
+// Why a request (or a connection attempt) failed; the names are the JSON keys of `errors`.
+enum class ErrorKind : uint8_t {
+  kConnect,               // connect failed (refused, reset, unreachable): no request was sent
+  kClosedBeforeResponse,  // peer closed or reset the connection before any response byte
+  kEofMidResponse,        // peer closed the connection in the middle of a response
+  kRead,                  // read() failed after part of a response arrived
+  kWrite,                 // write() of the request failed
+  kTimeout,               // no complete response within the request timeout
+  kParse,                 // the response did not follow HTTP/1.1 framing
+  kStatus,                // a complete response with status >= 400
+  kCount,
+};
+
+// "connect", "closed_before_response", "eof_mid_response", "read", "write", "timeout", "parse",
+// "status".
+std::string_view error_kind_name(ErrorKind kind);
+
+struct RunStats {
+  static constexpr int kMaxStatus = 600;
+
+  RunStats() : latency_ns(Histogram::for_latency()) {}
+
+  // Latency of successful responses (status < 400), ns, 1 us .. 1 h, 3 significant digits.
+  Histogram latency_ns;
+  uint64_t sent = 0;       // requests whose first byte was written in the measured phase
+  uint64_t completed = 0;  // full responses received for them, any status
+  uint64_t aborted = 0;    // still unfinished when the grace period ended
+  uint64_t reconnects = 0;      // new connections opened after the first one per slot
+  uint64_t warmup_requests = 0;  // completed during warm-up, discarded from every figure
+  std::array<uint64_t, static_cast<size_t>(ErrorKind::kCount)> errors{};
+  std::array<uint64_t, kMaxStatus> status{};  // responses per status code (100..599)
+  // Failure causes by "<kind>: <errno name or reason>", e.g. "connect: ECONNREFUSED".
+  std::map<std::string, uint64_t> causes;
+  int64_t client_cpu_ns = 0;   // CPU time of the worker threads (thread CPU clocks), summed
+  int64_t client_wall_ns = 0;  // wall time the workers ran, warm-up and grace included (max)
+
+  void count_error(ErrorKind kind, std::string_view cause);
+  void count_status(int code) {
+    if (code >= 0 && code < kMaxStatus) ++status[static_cast<size_t>(code)];
+  }
+  uint64_t error_count(ErrorKind kind) const { return errors[static_cast<size_t>(kind)]; }
+  // Failures that consumed a sent request: every kind except kConnect and kStatus (a status error
+  // is a completed response).
+  uint64_t request_failures() const;
+  uint64_t total_errors() const;
+  // Successful responses: completed minus those with status >= 400.
+  uint64_t ok() const { return completed - error_count(ErrorKind::kStatus); }
+
+  // Adds everything `other` observed, as if one worker had seen both.
+  void merge(const RunStats& other);
+};
+
+// What one load run measured: its statistics and the load that produced them. Rates are over
+// the measured phase.
+struct RunResult {
+  RunStats stats;
+  int concurrency = 0;       // connections kept busy (closed loop N)
+  int threads = 0;           // worker threads
+  double duration_s = 0;     // the measured phase, seconds
+  bool interrupted = false;  // ended early by the user
+
+  // Successful responses per second over the measured phase (req/s).
+  double throughput_rps() const {
+    return duration_s > 0 ? static_cast<double>(stats.ok()) / duration_s : 0.0;
+  }
+  // Little's law N = X * R with R the mean latency: the concurrency the measurement implies
+  // (Little 1961). In a closed loop it should equal `concurrency`.
+  double littles_n() const {
+    return stats.latency_ns.count() == 0 ? 0.0 : throughput_rps() * stats.latency_ns.mean() / 1e9;
+  }
+  // Client CPU time over the workers' wall time, in cores (0..threads): 1.0 is one busy core.
+  double client_cpu_cores() const {
+    return stats.client_wall_ns > 0
+               ? static_cast<double>(stats.client_cpu_ns) / static_cast<double>(stats.client_wall_ns)
+               : 0.0;
+  }
+};
+
+}  // namespace knee::core

@@ -1,0 +1,53 @@
+// One load run against one HTTP target: the options a user sets (-c, -t, -d, -w, --timeout), and
+// run_load(), which resolves the target, checks it is reachable, drives it from `threads` worker
+// threads (each with its own event loop, connections and RunStats) and folds their statistics.
+//
+// Closed loop (the only mode so far): every connection keeps exactly one request in flight and
+// sends the next only when the previous response is complete, so `connections` is the N of
+// Little's law N = X * R (seed 002, principle 2).
+//
+// Phases, measured from one start time shared by all workers:
+//   [start, start+warmup)            requests flow, their samples are discarded (warmup_requests)
+//   [start+warmup, start+warmup+d)   requests sent here are measured, wherever they complete
+//   after that                       no new request; those in flight may finish within `grace`
+//                                    and are measured like the rest; the rest are `aborted`.
+// Thread-safety: run_load() is blocking and owns its threads; `interrupt` may be set from a
+// signal handler or another thread to end the run early (in-flight requests are then aborted).
+#pragma once
+
+#include <atomic>
+#include <optional>
+
+#include "core/clock.h"
+#include "core/run_stats.h"
+#include "core/status.h"
+#include "http/request.h"
+
+namespace knee::engine {
+
+struct LoadOptions {
+  http::RequestSpec request;                               // target URL, method, headers, body
+  int connections = 10;                                    // N: concurrent connections, >= 1
+  int threads = 1;                                         // worker threads, 1..connections
+  core::Nanos duration = std::chrono::seconds(2);          // measured phase, > 0
+  core::Nanos warmup = std::chrono::seconds(1);            // discarded phase, >= 0
+  core::Nanos timeout = std::chrono::seconds(10);          // per request, > 0
+  std::optional<core::Nanos> grace;                        // after the duration; default timeout
+
+  core::Nanos grace_or_default() const { return grace.value_or(timeout); }
+  // The first invalid field as a message naming the flag, or ok.
+  core::Status validate() const;
+};
+
+struct RunControl {
+  const core::ClockSource* clock = &core::steady_clock_source();
+  const std::atomic<bool>* interrupt = nullptr;  // set to end the run early
+};
+
+// Runs one closed-loop load test. Errors: kInvalidArgument for bad options (scheme https, bad
+// method), kUnavailable when the target cannot be resolved or connected to before the run
+// (the message names the URL and the OS error), kIoError when the OS refuses epoll or threads.
+// Failures during the run are counted in RunStats, never returned.
+core::Result<core::RunResult> run_load(const LoadOptions& options, const RunControl& control = {});
+
+}  // namespace knee::engine

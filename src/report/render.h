@@ -1,0 +1,30 @@
+// Renderers of the result model (model.h): terminal text and JSON. Pure functions: same model,
+// same output, so they are tested against golden files.
+//
+// JSON of a run: top-level requests (completed responses in the measured phase), duration_s,
+// throughput_rps (successful responses/s), concurrency, latency_ns {min, mean, p50, p90, p99,
+// p999, max}, errors {kind: count}, plus the fields listed in docs/output.md.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+
+#include "report/model.h"
+
+namespace knee::report {
+
+// A human summary of one run, like wrk's: requests, throughput, latency percentiles, errors by
+// kind and cause, and N against X * mean R.
+std::string render_run_text(const RunReport& report);
+nlohmann::json run_to_json(const RunReport& report);
+
+// The sweep table with the seed's columns (concurrency, requests, throughput, median, p99) and
+// X * mean R (Little's N), followed by the knee verdict with its rule, Little's law and warnings.
+std::string render_sweep_text(const SweepReport& report);
+nlohmann::json sweep_to_json(const SweepReport& report);
+
+// Latency summary of one histogram in ns: {min, mean, p50, p90, p99, p999, max}.
+nlohmann::json latency_json(const core::Histogram& h);
+
+}  // namespace knee::report

@@ -1,0 +1,210 @@
+// Behaviour of the closed-loop engine against scripted servers on 127.0.0.1: concurrency is
+// exactly N, every sent request is accounted for, failures are counted by kind, warm-up samples
+// are discarded, placeholders expand per connection and request.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "engine/load.h"
+#include "http/url.h"
+#include "support/scripted_server.h"
+
+namespace knee::engine {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::Action;
+using testing::ScriptedServer;
+
+LoadOptions options_for(const std::string& url, int connections, core::Nanos duration) {
+  LoadOptions o;
+  o.request.url = *http::parse_url(url);
+  o.connections = connections;
+  o.duration = duration;
+  o.warmup = 0ms;
+  o.timeout = 2s;
+  return o;
+}
+
+void expect_accounted(const core::RunStats& s) {
+  EXPECT_EQ(s.sent, s.completed + s.request_failures() + s.aborted)
+      << "completed " << s.completed << " failures " << s.request_failures() << " aborted "
+      << s.aborted;
+}
+
+TEST(ClosedLoop, KeepsExactlyNRequestsInFlight) {
+  ScriptedServer server([](int, int, const std::string&) {
+    return Action{Action::Kind::kRespond, testing::ok_response(), 2ms};
+  });
+  auto r = run_load(options_for(server.url("/"), 8, 300ms));
+  ASSERT_TRUE(r) << r.status().message();
+  EXPECT_EQ(server.max_in_flight(), 8);
+  EXPECT_GT(r->stats.completed, 100u);
+  EXPECT_EQ(r->stats.completed, r->stats.ok());
+  EXPECT_EQ(r->stats.latency_ns.count(), static_cast<int64_t>(r->stats.ok()));
+  EXPECT_GE(r->stats.latency_ns.min(), 2'000'000);  // the server's delay is a floor
+  expect_accounted(r->stats);
+  // Little's law holds for a closed loop: X * mean R ~= N.
+  EXPECT_NEAR(r->littles_n(), 8.0, 0.8);
+}
+
+TEST(ClosedLoop, CountsClosedConnectionsAndReconnects) {
+  // Every third request on a connection is dropped without a response.
+  ScriptedServer server([](int, int request, const std::string&) {
+    if (request % 3 == 2) return Action{Action::Kind::kClose};
+    return Action{Action::Kind::kRespond, testing::ok_response()};
+  });
+  auto r = run_load(options_for(server.url("/"), 4, 300ms));
+  ASSERT_TRUE(r) << r.status().message();
+  const core::RunStats& s = r->stats;
+  EXPECT_GT(s.error_count(core::ErrorKind::kClosedBeforeResponse), 0u);
+  EXPECT_GT(s.reconnects, 0u);
+  // Two answered for every dropped one, give or take the requests at the edges.
+  double ratio = static_cast<double>(s.completed) /
+                 static_cast<double>(s.error_count(core::ErrorKind::kClosedBeforeResponse));
+  EXPECT_NEAR(ratio, 2.0, 0.2);
+  expect_accounted(s);
+}
+
+TEST(ClosedLoop, ConnectionCloseResponsesReconnectWithoutErrors) {
+  ScriptedServer server([](int, int, const std::string&) {
+    return Action{Action::Kind::kRespond,
+                  "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nok", 0ms,
+                  /*close_after=*/true};
+  });
+  auto r = run_load(options_for(server.url("/"), 2, 200ms));
+  ASSERT_TRUE(r) << r.status().message();
+  EXPECT_EQ(r->stats.total_errors(), 0u);
+  EXPECT_GT(r->stats.reconnects, 10u);
+  expect_accounted(r->stats);
+}
+
+TEST(ClosedLoop, UnansweredRequestsTimeOutAndNeverReachTheHistogram) {
+  ScriptedServer server([](int, int, const std::string&) { return Action{Action::Kind::kHang}; });
+  LoadOptions o = options_for(server.url("/"), 2, 300ms);
+  o.timeout = 100ms;
+  o.grace = 0ms;
+  auto r = run_load(o);
+  ASSERT_TRUE(r) << r.status().message();
+  EXPECT_GE(r->stats.error_count(core::ErrorKind::kTimeout), 2u);
+  EXPECT_EQ(r->stats.latency_ns.count(), 0);
+  EXPECT_EQ(r->stats.completed, 0u);
+  expect_accounted(r->stats);
+}
+
+TEST(ClosedLoop, StatusErrorsAreCompletedButNotLatencySamples) {
+  ScriptedServer server([](int, int request, const std::string&) {
+    if (request % 2 == 0) {
+      return Action{Action::Kind::kRespond,
+                    "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n\r\n"};
+    }
+    return Action{Action::Kind::kRespond, testing::ok_response()};
+  });
+  auto r = run_load(options_for(server.url("/"), 1, 200ms));
+  ASSERT_TRUE(r) << r.status().message();
+  const core::RunStats& s = r->stats;
+  EXPECT_EQ(s.status[503], s.error_count(core::ErrorKind::kStatus));
+  EXPECT_EQ(s.status[200] + s.status[503], s.completed);
+  EXPECT_EQ(static_cast<uint64_t>(s.latency_ns.count()), s.status[200]);
+  EXPECT_NEAR(static_cast<double>(s.status[503]), static_cast<double>(s.status[200]), 1.0);
+  expect_accounted(s);
+}
+
+TEST(ClosedLoop, GarbageResponsesAreParseErrors) {
+  ScriptedServer server([](int, int, const std::string&) {
+    return Action{Action::Kind::kRespond, "SMTP ready\r\n\r\n"};
+  });
+  auto r = run_load(options_for(server.url("/"), 1, 200ms));
+  ASSERT_TRUE(r) << r.status().message();
+  EXPECT_GT(r->stats.error_count(core::ErrorKind::kParse), 0u);
+  EXPECT_EQ(r->stats.completed, 0u);
+  expect_accounted(r->stats);
+}
+
+TEST(ClosedLoop, WarmupSamplesAreDiscarded) {
+  ScriptedServer server([](int, int, const std::string&) {
+    return Action{Action::Kind::kRespond, testing::ok_response(), 1ms};
+  });
+  LoadOptions o = options_for(server.url("/"), 2, 200ms);
+  o.warmup = 200ms;
+  auto r = run_load(o);
+  ASSERT_TRUE(r) << r.status().message();
+  EXPECT_GT(r->stats.warmup_requests, 0u);
+  EXPECT_EQ(static_cast<uint64_t>(r->stats.latency_ns.count()), r->stats.ok());
+  // Roughly as many requests in each 200 ms phase.
+  EXPECT_NEAR(static_cast<double>(r->stats.completed),
+              static_cast<double>(r->stats.warmup_requests),
+              0.5 * static_cast<double>(r->stats.warmup_requests));
+}
+
+TEST(ClosedLoop, StallAtTheEndIsMeasuredWithinGraceOrAborted) {
+  // The connection's 5th request hangs: it was sent in the measured phase, so it must show up
+  // as aborted (grace 50 ms < hang), never vanish.
+  ScriptedServer server([](int, int request, const std::string&) {
+    if (request == 4) return Action{Action::Kind::kHang};
+    return Action{Action::Kind::kRespond, testing::ok_response()};
+  });
+  LoadOptions o = options_for(server.url("/"), 1, 200ms);
+  o.grace = 50ms;
+  auto r = run_load(o);
+  ASSERT_TRUE(r) << r.status().message();
+  EXPECT_EQ(r->stats.completed, 4u);
+  EXPECT_EQ(r->stats.aborted, 1u);
+  expect_accounted(r->stats);
+}
+
+TEST(ClosedLoop, PlaceholdersExpandPerConnectionAndRequest) {
+  ScriptedServer server([](int, int, const std::string&) {
+    return Action{Action::Kind::kRespond, testing::ok_response()};
+  });
+  LoadOptions o = options_for(server.url("/t?no=G{conn}-{seq}"), 3, 100ms);
+  auto r = run_load(o);
+  ASSERT_TRUE(r) << r.status().message();
+  std::vector<std::string> targets = server.targets();
+  std::set<std::string> unique(targets.begin(), targets.end());
+  EXPECT_EQ(unique.size(), targets.size()) << "every request carries its own number";
+  EXPECT_TRUE(unique.count("/t?no=G0-0"));
+  EXPECT_TRUE(unique.count("/t?no=G2-0"));
+  EXPECT_TRUE(unique.count("/t?no=G1-1"));
+}
+
+TEST(ClosedLoop, SeveralThreadsMergeIntoOneResult) {
+  ScriptedServer server([](int, int, const std::string&) {
+    return Action{Action::Kind::kRespond, testing::ok_response(), 1ms};
+  });
+  LoadOptions o = options_for(server.url("/"), 6, 300ms);
+  o.threads = 3;
+  auto r = run_load(o);
+  ASSERT_TRUE(r) << r.status().message();
+  EXPECT_EQ(server.max_in_flight(), 6);
+  EXPECT_EQ(r->threads, 3);
+  EXPECT_EQ(static_cast<uint64_t>(r->stats.latency_ns.count()), r->stats.ok());
+  expect_accounted(r->stats);
+}
+
+TEST(ClosedLoop, UnreachableTargetIsUnavailableNamingTheUrl) {
+  int port;
+  {
+    ScriptedServer server([](int, int, const std::string&) { return Action{}; });
+    port = server.port();
+  }  // closed: nothing listens there now
+  auto r = run_load(options_for("http://127.0.0.1:" + std::to_string(port) + "/", 1, 100ms));
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.status().code(), core::Status::Code::kUnavailable);
+  EXPECT_NE(r.status().message().find("127.0.0.1:" + std::to_string(port)), std::string::npos);
+  EXPECT_NE(r.status().message().find("ECONNREFUSED"), std::string::npos);
+}
+
+TEST(LoadOptions, RejectsBadValuesNamingTheFlag) {
+  LoadOptions o = options_for("http://127.0.0.1:1/", 0, 1s);
+  EXPECT_NE(o.validate().message().find("-c/--connections"), std::string::npos);
+  o.connections = 2;
+  o.threads = 3;
+  EXPECT_NE(o.validate().message().find("-t/--threads"), std::string::npos);
+  o.threads = 1;
+  o.duration = 0s;
+  EXPECT_NE(o.validate().message().find("-d/--duration"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace knee::engine

@@ -1,0 +1,59 @@
+// ScriptedServer: a small blocking HTTP/1.1 test server on 127.0.0.1 whose behaviour per request
+// is scripted by the test: answer with given bytes, close without answering, hang, or answer
+// late. One thread per connection; tests only. It records how many requests were in flight at
+// once and the request targets it saw.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace knee::testing {
+
+struct Action {
+  enum class Kind { kRespond, kClose, kHang } kind = Kind::kRespond;
+  std::string bytes;                        // kRespond: the raw response
+  std::chrono::milliseconds delay{0};       // before responding
+  bool close_after = false;                 // kRespond: close the connection after writing
+};
+
+// A 200 response with Content-Length and the given body.
+std::string ok_response(const std::string& body = "ok");
+
+class ScriptedServer {
+ public:
+  // script(connection_number, request_number_on_connection, request_head) -> Action.
+  using Script = std::function<Action(int, int, const std::string&)>;
+
+  explicit ScriptedServer(Script script);
+  ~ScriptedServer();
+
+  int port() const { return port_; }
+  std::string url(const std::string& path = "/") const;
+  int max_in_flight() const { return max_in_flight_.load(); }
+  int connections_accepted() const { return accepted_.load(); }
+  std::vector<std::string> targets() const;
+
+ private:
+  void accept_loop();
+  void serve(int fd, int conn);
+
+  Script script_;
+  int listen_fd_ = -1;
+  int port_ = 0;
+  std::atomic<bool> stopping_{false};
+  std::atomic<int> in_flight_{0};
+  std::atomic<int> max_in_flight_{0};
+  std::atomic<int> accepted_{0};
+  mutable std::mutex mu_;
+  std::vector<std::string> targets_;
+  std::vector<int> open_fds_;
+  std::thread acceptor_;
+  std::vector<std::thread> workers_;
+};
+
+}  // namespace knee::testing
