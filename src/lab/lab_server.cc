@@ -1,0 +1,139 @@
+#include "lab/lab_server.h"
+
+#include <fmt/format.h>
+#include <pthread.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <system_error>
+
+#include "lab/worker.h"
+
+namespace knee::lab {
+
+using core::Result;
+using core::Status;
+
+namespace {
+
+constexpr int kBacklog = 4096;  // the kernel caps it at net.core.somaxconn
+constexpr int kMaxThreads = 1024;
+
+// SO_REUSEPORT would let our listeners silently join another process's listeners on a fixed
+// port. A plain bind first (SO_REUSEADDR only, which Linux refuses while anything listens on the
+// port) turns that into the EADDRINUSE the user expects.
+Status check_port_free(const net::SocketAddress& addr) {
+  net::Fd probe(::socket(addr.family(), SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!probe.valid()) return Status::from_errno("socket", errno);
+  int one = 1;
+  ::setsockopt(probe.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  if (::bind(probe.get(), reinterpret_cast<const sockaddr*>(&addr.storage), addr.length) != 0) {
+    return Status::from_errno("bind " + addr.to_string(), errno);
+  }
+  return Status::ok();
+}
+
+Status validate(const ServerOptions& o) {
+  if (o.threads < 1 || o.threads > kMaxThreads) {
+    return Status::invalid_argument(
+        fmt::format("threads must be 1 to {}, got {}", kMaxThreads, o.threads));
+  }
+  if (o.port < 0 || o.port > 65535) {
+    return Status::invalid_argument(fmt::format("port must be 0 to 65535, got {}", o.port));
+  }
+  if (o.wait < core::Nanos::zero() || o.cpu < core::Nanos::zero() ||
+      o.drain_timeout < core::Nanos::zero()) {
+    return Status::invalid_argument("wait, cpu and drain_timeout must not be negative");
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+LabServer::LabServer() : shared_(std::make_unique<ServerShared>()) {}
+
+LabServer::~LabServer() {
+  if (!joined_) {
+    request_stop();
+    wait();
+  }
+}
+
+Result<std::unique_ptr<LabServer>> LabServer::start(const ServerOptions& options) {
+  if (Status s = validate(options); !s) return s;
+  auto addr = net::resolve(options.host, options.port);
+  if (!addr) return addr.status();
+  if (options.port != 0) {
+    if (Status s = check_port_free(*addr); !s) return s;
+  }
+
+  // The first listener picks the port (when 0); the others join it with SO_REUSEPORT, and the
+  // kernel spreads new connections across them.
+  std::vector<net::Fd> listeners;
+  auto first = net::listen_tcp(*addr, /*reuse_port=*/true, kBacklog);
+  if (!first) return first.status();
+  auto bound = net::local_address(first->get());
+  if (!bound) return bound.status();
+  listeners.push_back(std::move(first).value());
+  for (int i = 1; i < options.threads; ++i) {
+    auto more = net::listen_tcp(*bound, /*reuse_port=*/true, kBacklog);
+    if (!more) return more.status();
+    listeners.push_back(std::move(more).value());
+  }
+
+  std::unique_ptr<LabServer> server(new LabServer());
+  server->address_ = *bound;
+  ServerShared& shared = *server->shared_;
+  shared.options = options;
+  shared.started = core::Clock::now();
+  shared.workers = options.threads;
+  shared.counters = std::make_unique<WorkerCounters[]>(static_cast<size_t>(options.threads));
+  for (int i = 0; i < options.threads; ++i) {
+    auto worker = Worker::create(shared, i, std::move(listeners[static_cast<size_t>(i)]));
+    if (!worker) {
+      server->joined_ = true;  // no thread started yet
+      return worker.status();
+    }
+    server->workers_.push_back(std::move(worker).value());
+  }
+
+  server->clean_.assign(static_cast<size_t>(options.threads), 0);
+  for (size_t i = 0; i < server->workers_.size(); ++i) {
+    LabServer* s = server.get();
+    try {
+      server->threads_.emplace_back([s, i] {
+        std::string name = fmt::format("knee-lab-{}", i);
+        pthread_setname_np(pthread_self(), name.c_str());
+        s->clean_[i] = s->workers_[i]->run() ? 1 : 0;
+      });
+    } catch (const std::system_error& e) {
+      server->request_stop();
+      server->wait();
+      return Status::io_error(fmt::format("start lab server thread: {}", e.what()));
+    }
+  }
+  return server;
+}
+
+void LabServer::request_stop() {
+  shared_->stop.store(true, std::memory_order_release);
+  for (auto& worker : workers_) worker->wake();
+}
+
+int LabServer::wait() {
+  if (!joined_) {
+    for (auto& t : threads_) {
+      if (t.joinable()) t.join();
+    }
+    joined_ = true;
+    result_ = 0;
+    for (size_t i = 0; i < threads_.size(); ++i) {
+      if (clean_[i] == 0) result_ = 1;
+    }
+    if (threads_.size() < workers_.size()) result_ = 1;
+  }
+  return result_;
+}
+
+}  // namespace knee::lab

@@ -1,0 +1,93 @@
+// The lab server: the seeds' Node servers rebuilt as an HTTP/1.1 server knee can measure
+// (`knee serve`, and the target `knee sweep` starts when given no URL).
+//
+// Endpoints (GET and HEAD; other methods get 405 with "Allow: GET, HEAD"; unknown paths 404):
+//   /tracking?no=ID    waits `wait` on a timer (the loop stays free), then burns `cpu` of the
+//                      thread's CPU time, then {"no":ID,"state":"at transit hub","zone":"35",
+//                      "step":4}; no no= gives "-" (seed 000's tracking endpoint).
+//   /fast              {"ok":true,"instance":NAME} at once.
+//   /slow-async?ms=N   waits N ms on a timer, then {"ok":true,"mode":"async","ms":N,...}.
+//   /slow-sync?ms=N    burns N ms of CPU on the loop thread, blocking every connection of that
+//                      thread, then {"ok":true,"mode":"sync-blocking","ms":N,...} (seed 002).
+//                      N defaults to 50; not a number in [0, 60000] -> 400, connection kept.
+//   /health            {"status":"ok","instance":NAME,"uptimeSec":S,"inFlight":K,
+//                      "totalRequests":T}, summed over all threads.
+// Protocol errors answer and close: 400 (malformed), 414, 431, 501 (Transfer-Encoding), 505.
+//
+// Shape: `threads` event-loop threads, each with its own SO_REUSEPORT listener on the same port,
+// its own connections, timers and counters (nothing shared on the hot path). A connection's
+// requests are answered in order, one at a time; keep-alive per HTTP/1.1 and HTTP/1.0 rules.
+// Stopping closes the listeners and idle connections, lets requests in flight finish (their
+// responses say "Connection: close"), and gives up after drain_timeout.
+//
+// Ownership: LabServer owns its sockets and threads; destroying it stops and joins them.
+// Thread-safety: request_stop() may be called from any thread (and is safe enough for a signal
+// handler: an atomic store and eventfd writes); start/address/wait from the owning thread.
+// Nothing here prints or exits.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/clock.h"
+#include "core/status.h"
+#include "net/socket.h"
+
+namespace knee::lab {
+
+// What the lab server does and where. Durations are std::chrono nanoseconds.
+struct ServerOptions {
+  std::string host = "127.0.0.1";  // name or address literal to bind
+  int port = 0;                    // 0 picks an ephemeral port (see LabServer::address())
+  int threads = 1;                 // event-loop threads, 1 to 1024
+  std::string instance = "app1";   // the name /fast, /slow-* and /health report
+  // /tracking's wait, a stand-in for a record lookup (seed 000: 3 ms), >= 0.
+  core::Nanos wait = std::chrono::milliseconds(3);
+  // /tracking's CPU share per request, in thread CPU time (seed 000: 0.20 ms), >= 0.
+  core::Nanos cpu = std::chrono::microseconds(200);
+  // How long a stop waits for requests in flight before cutting them off, >= 0.
+  core::Nanos drain_timeout = std::chrono::seconds(5);
+};
+
+class Worker;
+struct ServerShared;
+
+class LabServer {
+ public:
+  // Validates the options, binds one listener per thread (the first on options.port, the others
+  // on the port it got) and starts the threads. Errors: kInvalidArgument for bad options,
+  // kUnavailable when the host does not resolve, kIoError naming the call and the OS error
+  // ("bind 127.0.0.1:8080: Address already in use (EADDRINUSE)").
+  static core::Result<std::unique_ptr<LabServer>> start(const ServerOptions& options);
+
+  LabServer(const LabServer&) = delete;
+  LabServer& operator=(const LabServer&) = delete;
+  // Stops (request_stop) and joins if wait() was not called.
+  ~LabServer();
+
+  // The bound address, with the real port when options.port was 0.
+  const net::SocketAddress& address() const { return address_; }
+
+  // Asks every thread to stop and drain; returns at once. Idempotent.
+  void request_stop();
+
+  // Blocks until every thread has exited (after request_stop()). Returns 0 after a clean drain;
+  // 1 when the drain timed out with requests still in flight (they were cut off) or a loop failed.
+  // Later calls return the same value.
+  int wait();
+
+ private:
+  LabServer();
+
+  std::unique_ptr<ServerShared> shared_;
+  net::SocketAddress address_;
+  std::vector<std::unique_ptr<Worker>> workers_;
+  std::vector<std::thread> threads_;
+  std::vector<char> clean_;  // per worker: 1 after a clean exit, set by its thread
+  bool joined_ = false;
+  int result_ = 0;
+};
+
+}  // namespace knee::lab

@@ -1,1 +1,0 @@
-// Replaced as the area gets its sources.

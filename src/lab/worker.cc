@@ -1,0 +1,547 @@
+#include "lab/worker.h"
+
+#include <fmt/format.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+#include <iterator>
+
+#include "http/request_parser.h"
+#include "lab/endpoints.h"
+
+namespace knee::lab {
+
+using core::Clock;
+using core::Result;
+using core::Status;
+
+namespace {
+
+// A connection's read buffer holds any head the parser can still be undecided about, plus
+// pipelined requests behind it.
+constexpr size_t kInBufferBytes = 32 * 1024;
+static_assert(kInBufferBytes >= http::kMaxHeadBytes + 1024);
+// Responses queued for one connection before it stops parsing pipelined requests to flush them.
+constexpr size_t kOutFlushBytes = 64 * 1024;
+constexpr size_t kMaxEvents = 256;
+constexpr int kMaxAcceptsPerEvent = 128;
+// Epoll tag of the listener; the loop keeps ~0 for its wake-up, connections use (gen << 32 | slot)
+// with slot < 2^32 - 2.
+constexpr uint64_t kListenerTag = ~uint64_t{0} - 1;
+// After its last response a closing connection reads and drops what the client still sends, for
+// at most this long, so the response is not destroyed by a reset (lingering close, RFC 9112 §9.6).
+constexpr core::Nanos kLingerTimeout = std::chrono::seconds(2);
+// Accepting pauses this long when the process is out of file descriptors or memory.
+constexpr core::Nanos kAcceptPause = std::chrono::milliseconds(100);
+// Edge-triggered, both directions registered once: no epoll_ctl per request.
+constexpr uint32_t kConnectionEvents = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET;
+constexpr std::string_view kJson = "application/json";
+
+uint64_t tag_of(uint32_t slot, uint32_t generation) {
+  return (uint64_t{generation} << 32) | uint64_t{slot};
+}
+
+}  // namespace
+
+enum class ConnState : uint8_t {
+  kFree,       // slot unused
+  kActive,     // reading, parsing, answering
+  kWaiting,    // a request waits on a timer; later requests stay in the buffer
+  kLingering,  // last response sent, write side shut; dropping input until EOF or timeout
+};
+
+enum class Pending : uint8_t { kNone, kTracking, kSlowAsync };
+
+struct Connection {
+  explicit Connection(uint32_t index)
+      : slot(index), in(std::make_unique_for_overwrite<char[]>(kInBufferBytes)) {
+    out.reserve(1024);
+  }
+
+  uint32_t slot;
+  uint32_t generation = 0;
+  ConnState state = ConnState::kFree;
+  net::Fd fd;
+  bool readable = false;           // edge-triggered: bytes may be waiting in the socket
+  bool peer_shut = false;          // EPOLLRDHUP/HUP seen: an EOF is waiting behind any bytes
+  bool close_after_write = false;  // the queued output ends with a "Connection: close" response
+  std::unique_ptr<char[]> in;      // kInBufferBytes; bytes [in_begin, in_end) not yet consumed
+  size_t in_begin = 0;
+  size_t in_end = 0;
+  uint64_t discard = 0;  // body bytes of the last request still to skip, in bytes
+  http::RequestParser parser;
+  std::string out;  // responses not yet written; bytes [0, out_sent) are written
+  size_t out_sent = 0;
+  // The request waiting on a timer (state kWaiting).
+  Pending pending = Pending::kNone;
+  bool pending_head = false;
+  bool pending_keep_alive = true;
+  int pending_minor = 1;
+  double pending_ms = 0;
+  std::string pending_id;  // /tracking's no=, decoded
+};
+
+Result<std::unique_ptr<Worker>> Worker::create(const ServerShared& shared, int index,
+                                               net::Fd listener) {
+  auto loop = net::EventLoop::create();
+  if (!loop) return loop.status();
+  Status added = loop->add(listener.get(), EPOLLIN, kListenerTag);
+  if (!added) return added;
+  return std::unique_ptr<Worker>(
+      new Worker(shared, index, std::move(loop).value(), std::move(listener)));
+}
+
+Worker::Worker(const ServerShared& shared, int index, net::EventLoop loop, net::Fd listener)
+    : shared_(shared),
+      counters_(shared.counters[static_cast<size_t>(index)]),
+      loop_(std::move(loop)),
+      listener_(std::move(listener)) {
+  append_json_string(instance_json_, shared.options.instance);
+  body_.reserve(512);
+  fast_ = FixedResponse::make(200, kJson,
+                              fmt::format(R"({{"ok":true,"instance":{}}})", instance_json_));
+  not_found_ = FixedResponse::make(404, kJson, R"({"error":"not found"})");
+  method_not_allowed_ =
+      FixedResponse::make(405, kJson, R"({"error":"method not allowed"})", "Allow: GET, HEAD\r\n");
+  bad_ms_ = FixedResponse::make(
+      400, kJson, R"({"error":"ms must be a number of milliseconds from 0 to 60000"})");
+  bad_request_ = FixedResponse::make(400, kJson, R"({"error":"bad request"})");
+  uri_too_long_ = FixedResponse::make(414, kJson, R"({"error":"request line too long"})");
+  fields_too_large_ = FixedResponse::make(431, kJson, R"({"error":"header section too large"})");
+  not_implemented_ =
+      FixedResponse::make(501, kJson, R"({"error":"Transfer-Encoding is not supported"})");
+  version_not_supported_ =
+      FixedResponse::make(505, kJson, R"({"error":"only HTTP/1.0 and HTTP/1.1 are supported"})");
+}
+
+Worker::~Worker() = default;
+
+bool Worker::run() {
+  std::array<epoll_event, kMaxEvents> events{};
+  bool failed = false;
+  while (true) {
+    if (!draining_ && shared_.stop.load(std::memory_order_acquire)) begin_drain();
+    if (draining_ && live_ == 0) break;
+    auto ready = loop_.wait(events, next_deadline());
+    if (!ready) {
+      failed = true;
+      break;
+    }
+    date_.refresh(std::time(nullptr));
+    for (int i = 0; i < *ready; ++i) dispatch(events[static_cast<size_t>(i)]);
+    core::TimePoint now = Clock::now();
+    if (accept_resume_ && now >= *accept_resume_) {
+      accept_resume_.reset();
+      if (!draining_ && listener_.valid()) {
+        if (loop_.add(listener_.get(), EPOLLIN, kListenerTag)) {
+          accepting_ = true;
+          accept_all();
+        } else {
+          accept_resume_ = now + kAcceptPause;
+        }
+      }
+    }
+    timers_.pop_due(now, [this](TimerRef ref) { on_timer(ref); });
+    if (draining_ && live_ > 0 && Clock::now() >= drain_deadline_) break;
+  }
+  force_close_all();
+  listener_.reset();
+  return !failed && !cut_off_;
+}
+
+std::optional<core::TimePoint> Worker::next_deadline() const {
+  std::optional<core::TimePoint> deadline = timers_.next_deadline();
+  auto earliest = [&](core::TimePoint t) {
+    if (!deadline || t < *deadline) deadline = t;
+  };
+  if (accept_resume_) earliest(*accept_resume_);
+  if (draining_) earliest(drain_deadline_);
+  return deadline;
+}
+
+void Worker::dispatch(const epoll_event& event) {
+  const uint64_t tag = event.data.u64;
+  if (tag == kListenerTag) {
+    if (accepting_) accept_all();
+    return;
+  }
+  const auto slot = static_cast<uint32_t>(tag & 0xffff'ffffu);
+  const auto generation = static_cast<uint32_t>(tag >> 32);
+  if (slot >= slots_.size()) return;
+  Connection& c = *slots_[slot];
+  if (c.generation != generation || c.state == ConnState::kFree) return;  // closed since
+  if ((event.events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) != 0) c.readable = true;
+  if ((event.events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR)) != 0) c.peer_shut = true;
+  drive(c);
+}
+
+void Worker::accept_all() {
+  for (int i = 0; i < kMaxAcceptsPerEvent && accepting_; ++i) {
+    int fd = ::accept4(listener_.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd >= 0) {
+      open_connection(net::Fd(fd));
+      continue;
+    }
+    int err = errno;
+    if (err == EINTR || err == ECONNABORTED || err == EPROTO || err == EPERM) continue;
+    if (err != EAGAIN && err != EWOULDBLOCK) pause_accepting();  // EMFILE, ENFILE, ENOBUFS...
+    return;
+  }
+}
+
+void Worker::pause_accepting() {
+  loop_.remove(listener_.get());
+  accepting_ = false;
+  accept_resume_ = Clock::now() + kAcceptPause;
+}
+
+void Worker::open_connection(net::Fd fd) {
+  int one = 1;
+  ::setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  uint32_t slot;
+  if (!free_slots_.empty()) {
+    slot = free_slots_.back();  // LIFO: the most recently used buffers are the warmest
+    free_slots_.pop_back();
+  } else {
+    slot = static_cast<uint32_t>(slots_.size());
+    slots_.push_back(std::make_unique<Connection>(slot));
+  }
+  Connection& c = *slots_[slot];
+  c.fd = std::move(fd);
+  c.state = ConnState::kActive;
+  c.readable = true;  // the request often arrives with the handshake
+  c.peer_shut = false;
+  c.close_after_write = false;
+  c.in_begin = c.in_end = 0;
+  c.discard = 0;
+  c.parser.reset();
+  c.out.clear();
+  c.out_sent = 0;
+  c.pending = Pending::kNone;
+  ++live_;
+  if (!loop_.add(c.fd.get(), kConnectionEvents, tag_of(slot, c.generation))) {
+    close_connection(c);
+    return;
+  }
+  drive(c);
+}
+
+void Worker::close_connection(Connection& c) {
+  if (c.state == ConnState::kFree) return;
+  if (c.state == ConnState::kWaiting) add_in_flight(-1);  // its request is abandoned
+  c.fd.reset();  // also removes it from epoll (never dup'ed)
+  c.state = ConnState::kFree;
+  ++c.generation;  // late events and timers for this connection are now stale
+  --live_;
+  free_slots_.push_back(c.slot);
+}
+
+void Worker::start_closing(Connection& c) {
+  ::shutdown(c.fd.get(), SHUT_WR);
+  c.state = ConnState::kLingering;
+  c.close_after_write = false;
+  c.readable = true;
+  timers_.push(Clock::now() + kLingerTimeout, TimerRef{c.slot, c.generation});
+  linger(c);
+}
+
+void Worker::linger(Connection& c) {
+  for (int i = 0; i < 16; ++i) {
+    ssize_t n = ::read(c.fd.get(), c.in.get(), kInBufferBytes);
+    if (n > 0) continue;
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      c.readable = false;
+      return;
+    }
+    close_connection(c);  // EOF: the client has read everything and closed; or an error
+    return;
+  }
+}
+
+// Moves a connection as far as it can go without blocking: flush queued responses, answer
+// buffered requests, read more. Returns when it would block, waits on a timer, or closed.
+void Worker::drive(Connection& c) {
+  while (true) {
+    if (c.state == ConnState::kLingering) {
+      if (c.readable) linger(c);
+      return;
+    }
+    if (c.out_sent < c.out.size() && !flush(c)) return;
+    if (c.state == ConnState::kWaiting) return;
+    if (c.close_after_write) {
+      start_closing(c);
+      return;
+    }
+    if (draining_) {  // answered what it had in flight; nothing new starts
+      close_connection(c);
+      return;
+    }
+    if (serve_buffered(c) == Step::kProgress) continue;
+    // The buffer holds no complete request: send what was answered, then read.
+    if (c.out_sent < c.out.size() && !flush(c)) return;
+    if (!c.readable) return;
+    if (c.in_begin == c.in_end) {
+      c.in_begin = c.in_end = 0;
+    } else if (c.in_begin > 0) {
+      std::memmove(c.in.get(), c.in.get() + c.in_begin, c.in_end - c.in_begin);
+      c.in_end -= c.in_begin;
+      c.in_begin = 0;
+    }
+    const size_t space = kInBufferBytes - c.in_end;
+    if (space == 0) {  // cannot happen: the parser decides within kMaxHeadBytes
+      respond_fixed(c, fields_too_large_, ConnectionMode::kClose, false);
+      continue;
+    }
+    ssize_t n = ::read(c.fd.get(), c.in.get() + c.in_end, space);
+    if (n > 0) {
+      c.in_end += static_cast<size_t>(n);
+      // A short read emptied the socket; with edge triggering, new bytes bring a new event. Not
+      // so an EOF that came with the same edge: after a shutdown, read on until it shows.
+      if (static_cast<size_t>(n) < space && !c.peer_shut) c.readable = false;
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      c.readable = false;
+      return;
+    }
+    close_connection(c);  // EOF between requests (or mid-head), or a reset
+    return;
+  }
+}
+
+// Writes queued output. True when all of it went; false when the socket is full (EPOLLOUT will
+// bring the connection back) or the connection failed and was closed.
+bool Worker::flush(Connection& c) {
+  while (c.out_sent < c.out.size()) {
+    ssize_t n =
+        ::send(c.fd.get(), c.out.data() + c.out_sent, c.out.size() - c.out_sent, MSG_NOSIGNAL);
+    if (n >= 0) {
+      c.out_sent += static_cast<size_t>(n);
+      continue;
+    }
+    if (errno == EINTR) continue;
+    if (errno != EAGAIN && errno != EWOULDBLOCK) close_connection(c);
+    return false;
+  }
+  c.out.clear();
+  c.out_sent = 0;
+  return true;
+}
+
+// Answers the complete requests at the front of the read buffer, in order. kNeedBytes when the
+// next request is incomplete; kProgress when it stopped for another reason (a request waits on a
+// timer, the connection will close, or enough output is queued).
+Worker::Step Worker::serve_buffered(Connection& c) {
+  while (true) {
+    if (c.discard > 0) {
+      uint64_t take = std::min<uint64_t>(c.discard, c.in_end - c.in_begin);
+      c.in_begin += static_cast<size_t>(take);
+      c.discard -= take;
+      if (c.discard > 0) return Step::kNeedBytes;
+    }
+    if (c.out.size() >= kOutFlushBytes) return Step::kProgress;
+    const std::string_view bytes(c.in.get() + c.in_begin, c.in_end - c.in_begin);
+    const http::ParseOutcome outcome = c.parser.parse(bytes);
+    if (outcome == http::ParseOutcome::kNeedMore) return Step::kNeedBytes;
+    if (outcome != http::ParseOutcome::kComplete) {
+      const FixedResponse* r = &bad_request_;
+      if (outcome == http::ParseOutcome::kUriTooLong) r = &uri_too_long_;
+      if (outcome == http::ParseOutcome::kHeaderFieldsTooLarge) r = &fields_too_large_;
+      if (outcome == http::ParseOutcome::kNotImplemented) r = &not_implemented_;
+      if (outcome == http::ParseOutcome::kVersionNotSupported) r = &version_not_supported_;
+      respond_fixed(c, *r, ConnectionMode::kClose, false);
+      return Step::kProgress;
+    }
+    const http::RequestHead& head = c.parser.head();
+    handle(c, head);
+    const uint64_t body_here =
+        std::min<uint64_t>(head.content_length, bytes.size() - head.head_bytes);
+    c.in_begin += head.head_bytes + static_cast<size_t>(body_here);
+    c.discard = head.content_length - body_here;
+    c.parser.reset();
+    if (c.state == ConnState::kWaiting || c.close_after_write) return Step::kProgress;
+  }
+}
+
+void Worker::handle(Connection& c, const http::RequestHead& head) {
+  count_request();
+  add_in_flight(1);
+  const Target target = split_target(head.target);
+  const Route route = route_of(target.path);
+  const bool is_head = head.method == "HEAD";
+  const ConnectionMode mode = mode_for(head.keep_alive, head.minor_version);
+  auto wait_then_finish = [&](Pending kind, double ms, core::Nanos delay) {
+    c.pending = kind;
+    c.pending_head = is_head;
+    c.pending_keep_alive = head.keep_alive;
+    c.pending_minor = head.minor_version;
+    c.pending_ms = ms;
+    if (delay <= core::Nanos::zero()) {
+      finish_pending(c);
+      return;
+    }
+    c.state = ConnState::kWaiting;
+    timers_.push(Clock::now() + delay, TimerRef{c.slot, c.generation});
+  };
+
+  if (route == Route::kNone) {
+    respond_fixed(c, not_found_, mode, is_head);
+  } else if (!is_head && head.method != "GET") {
+    respond_fixed(c, method_not_allowed_, mode, false);
+  } else {
+    switch (route) {
+      case Route::kFast:
+        respond_fixed(c, fast_, mode, is_head);
+        break;
+      case Route::kHealth: {
+        uint64_t total = 0;
+        int64_t in_flight = 0;
+        for (size_t i = 0; i < static_cast<size_t>(shared_.workers); ++i) {
+          total += shared_.counters[i].total_requests.load(std::memory_order_relaxed);
+          in_flight += shared_.counters[i].in_flight.load(std::memory_order_relaxed);
+        }
+        const auto uptime =
+            std::chrono::duration_cast<std::chrono::seconds>(Clock::now() - shared_.started);
+        body_.clear();
+        fmt::format_to(
+            std::back_inserter(body_),
+            R"({{"status":"ok","instance":{},"uptimeSec":{},"inFlight":{},"totalRequests":{}}})",
+            instance_json_, uptime.count(), in_flight, total);
+        respond(c, 200, mode, is_head);
+        break;
+      }
+      case Route::kTracking:
+        if (!find_query_param(target.query, "no", c.pending_id)) {
+          c.pending_id
+              .clear();  // not assign("-"): GCC 12 -O2 warns falsely (-Wrestrict, PR 105329)
+          c.pending_id.push_back('-');
+        }
+        wait_then_finish(Pending::kTracking, 0, shared_.options.wait);
+        break;
+      case Route::kSlowAsync:
+      case Route::kSlowSync: {
+        std::optional<double> ms = find_query_param(target.query, "ms", body_)
+                                       ? parse_ms(body_)
+                                       : std::optional<double>(kDefaultSlowMs);
+        if (!ms) {
+          respond_fixed(c, bad_ms_, mode, is_head);
+          break;
+        }
+        if (route == Route::kSlowAsync) {
+          wait_then_finish(Pending::kSlowAsync, *ms, ms_to_nanos(*ms));
+          break;
+        }
+        burn_thread_cpu(ms_to_nanos(*ms));  // blocks this loop: the point of /slow-sync
+        body_.clear();
+        fmt::format_to(std::back_inserter(body_),
+                       R"({{"ok":true,"mode":"sync-blocking","ms":{},"instance":{}}})", *ms,
+                       instance_json_);
+        respond(c, 200, mode, is_head);
+        break;
+      }
+      case Route::kNone:
+        break;
+    }
+  }
+  if (c.state != ConnState::kWaiting) add_in_flight(-1);
+}
+
+// Completes the request that waited: /tracking burns its CPU share, then both answer.
+void Worker::finish_pending(Connection& c) {
+  c.state = ConnState::kActive;
+  const ConnectionMode mode = mode_for(c.pending_keep_alive, c.pending_minor);
+  body_.clear();
+  if (c.pending == Pending::kTracking) {
+    burn_thread_cpu(shared_.options.cpu);
+    body_.append(R"({"no":)");
+    append_json_string(body_, c.pending_id);
+    body_.append(R"(,"state":"at transit hub","zone":"35","step":4})");
+  } else {
+    fmt::format_to(std::back_inserter(body_),
+                   R"({{"ok":true,"mode":"async","ms":{},"instance":{}}})", c.pending_ms,
+                   instance_json_);
+  }
+  c.pending = Pending::kNone;
+  respond(c, 200, mode, c.pending_head);
+}
+
+void Worker::respond_fixed(Connection& c, const FixedResponse& r, ConnectionMode mode,
+                           bool head_only) {
+  r.append_to(c.out, date_.value(), mode, head_only);
+  if (mode == ConnectionMode::kClose) c.close_after_write = true;
+}
+
+void Worker::respond(Connection& c, int status, ConnectionMode mode, bool head_only) {
+  append_response(c.out, status, kJson, body_, date_.value(), mode, head_only);
+  if (mode == ConnectionMode::kClose) c.close_after_write = true;
+}
+
+ConnectionMode Worker::mode_for(bool keep_alive, int minor_version) const {
+  if (!keep_alive || draining_) return ConnectionMode::kClose;
+  return minor_version == 0 ? ConnectionMode::kKeepAlive10 : ConnectionMode::kKeepAlive;
+}
+
+void Worker::on_timer(TimerRef ref) {
+  if (ref.slot >= slots_.size()) return;
+  Connection& c = *slots_[ref.slot];
+  if (c.generation != ref.generation) return;  // the connection closed since
+  if (c.state == ConnState::kWaiting) {
+    finish_pending(c);
+    add_in_flight(-1);
+    drive(c);
+  } else if (c.state == ConnState::kLingering) {
+    close_connection(c);
+  }
+}
+
+// Stop accepting, close idle connections, let the others finish their request in flight.
+void Worker::begin_drain() {
+  draining_ = true;
+  drain_deadline_ = Clock::now() + shared_.options.drain_timeout;
+  if (accepting_) loop_.remove(listener_.get());
+  accepting_ = false;
+  accept_resume_.reset();
+  listener_.reset();
+  for (auto& slot : slots_) {
+    Connection& c = *slot;
+    if (c.state != ConnState::kActive) continue;  // waiting: answers, then closes
+    if (c.out_sent < c.out.size()) {
+      c.close_after_write = true;  // still writing an answer: finish it, then close
+    } else {
+      close_connection(c);  // idle
+    }
+  }
+}
+
+void Worker::force_close_all() {
+  for (auto& slot : slots_) {
+    Connection& c = *slot;
+    if (c.state == ConnState::kWaiting ||
+        (c.state == ConnState::kActive && c.out_sent < c.out.size())) {
+      cut_off_ = true;
+    }
+    close_connection(c);
+  }
+}
+
+void Worker::count_request() {
+  // Single writer: a plain load and store, no locked read-modify-write.
+  counters_.total_requests.store(counters_.total_requests.load(std::memory_order_relaxed) + 1,
+                                 std::memory_order_relaxed);
+}
+
+void Worker::add_in_flight(int64_t delta) {
+  counters_.in_flight.store(counters_.in_flight.load(std::memory_order_relaxed) + delta,
+                            std::memory_order_relaxed);
+}
+
+}  // namespace knee::lab

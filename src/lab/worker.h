@@ -1,0 +1,126 @@
+// One event-loop thread of the lab server: it owns an SO_REUSEPORT listener, the connections it
+// accepted, their timers, and its counters. LabServer creates the workers, runs each on its own
+// thread, and stops them through ServerShared::stop plus wake().
+//
+// Connections live in slots that are reused (their buffers with them, so a steady load allocates
+// nothing per request). Epoll tags and timer entries carry (slot, generation); a slot's
+// generation changes when its connection closes, so late events and timers for a closed
+// connection are recognised and ignored.
+//
+// Thread-safety: run() on one thread; wake() from any thread. Counters are written by their
+// worker only (relaxed load + store) and read by any worker with relaxed loads for /health.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/clock.h"
+#include "core/status.h"
+#include "lab/lab_server.h"
+#include "lab/response.h"
+#include "net/event_loop.h"
+#include "net/socket.h"
+
+namespace knee::http {
+struct RequestHead;
+}
+
+namespace knee::lab {
+
+// One worker's counters, on a cache line of their own.
+struct alignas(64) WorkerCounters {
+  std::atomic<uint64_t> total_requests{0};  // requests parsed and routed since start
+  std::atomic<int64_t> in_flight{0};        // routed requests whose response is not yet queued
+};
+
+// What the workers share: written before the threads start, except `stop` and the counters.
+struct ServerShared {
+  ServerOptions options;
+  core::TimePoint started;
+  std::atomic<bool> stop{false};
+  std::unique_ptr<WorkerCounters[]> counters;  // one per worker, indexed like the workers
+  int workers = 0;
+};
+
+struct Connection;
+
+class Worker {
+ public:
+  // Creates the worker's event loop and registers `listener` (which it then owns). `index`
+  // selects its counters in `shared`. Errors: kIoError from epoll.
+  static core::Result<std::unique_ptr<Worker>> create(const ServerShared& shared, int index,
+                                                      net::Fd listener);
+  ~Worker();
+  Worker(const Worker&) = delete;
+  Worker& operator=(const Worker&) = delete;
+
+  // Serves until shared.stop is set, then drains. Returns true after a clean drain; false when
+  // the drain timed out with requests in flight (they were cut off) or epoll failed.
+  bool run();
+
+  // Makes run() notice shared.stop promptly. Safe from any thread.
+  void wake() { loop_.wake(); }
+
+ private:
+  struct TimerRef {
+    uint32_t slot;
+    uint32_t generation;
+  };
+  enum class Step : uint8_t { kNeedBytes, kProgress };
+
+  Worker(const ServerShared& shared, int index, net::EventLoop loop, net::Fd listener);
+
+  std::optional<core::TimePoint> next_deadline() const;
+  void dispatch(const epoll_event& event);
+  void accept_all();
+  void pause_accepting();
+  void open_connection(net::Fd fd);
+  void close_connection(Connection& c);
+  void start_closing(Connection& c);
+  void linger(Connection& c);
+  void drive(Connection& c);
+  bool flush(Connection& c);
+  Step serve_buffered(Connection& c);
+  void handle(Connection& c, const http::RequestHead& head);
+  void finish_pending(Connection& c);
+  void respond_fixed(Connection& c, const FixedResponse& r, ConnectionMode mode, bool head_only);
+  void respond(Connection& c, int status, ConnectionMode mode, bool head_only);
+  ConnectionMode mode_for(bool keep_alive, int minor_version) const;
+  void on_timer(TimerRef ref);
+  void begin_drain();
+  void force_close_all();
+  void count_request();
+  void add_in_flight(int64_t delta);
+
+  const ServerShared& shared_;
+  WorkerCounters& counters_;
+  net::EventLoop loop_;
+  net::Fd listener_;
+  bool accepting_ = true;                         // listener registered with the loop
+  std::optional<core::TimePoint> accept_resume_;  // after EMFILE and friends
+  std::vector<std::unique_ptr<Connection>> slots_;
+  std::vector<uint32_t> free_slots_;
+  size_t live_ = 0;  // connections not free
+  net::TimerHeap<TimerRef> timers_;
+  bool draining_ = false;
+  core::TimePoint drain_deadline_{};
+  bool cut_off_ = false;  // the drain timed out with requests in flight
+  HttpDate date_;
+  std::string body_;  // scratch for bodies formatted per request
+  std::string instance_json_;
+  FixedResponse fast_;
+  FixedResponse not_found_;
+  FixedResponse method_not_allowed_;
+  FixedResponse bad_ms_;
+  FixedResponse bad_request_;
+  FixedResponse uri_too_long_;
+  FixedResponse fields_too_large_;
+  FixedResponse not_implemented_;
+  FixedResponse version_not_supported_;
+};
+
+}  // namespace knee::lab
