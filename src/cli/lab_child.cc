@@ -1,6 +1,7 @@
 #include "cli/lab_child.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -13,8 +14,6 @@
 #include <cstdio>
 #include <cstring>
 #include <thread>
-
-#include <fmt/format.h>
 
 namespace knee::cli {
 
@@ -36,7 +35,8 @@ Status pin_to(const std::vector<int>& cpus) {
   cpu_set_t set;
   CPU_ZERO(&set);
   for (int c : cpus) CPU_SET(static_cast<size_t>(c), &set);
-  if (sched_setaffinity(0, sizeof set, &set) != 0) return Status::from_errno("sched_setaffinity", errno);
+  if (sched_setaffinity(0, sizeof set, &set) != 0)
+    return Status::from_errno("sched_setaffinity", errno);
   return Status::ok();
 }
 
@@ -78,7 +78,8 @@ Result<LabChild> LabChild::start(const std::vector<std::string>& serve_args, int
   while (line.find('\n') == std::string::npos) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) return Status::io_error("knee serve: no 'listening on' line within 10 s");
+    if (left.count() <= 0)
+      return Status::io_error("knee serve: no 'listening on' line within 10 s");
     pollfd p{child.out_fd_, POLLIN, 0};
     if (poll(&p, 1, static_cast<int>(left.count())) <= 0) continue;
     char buf[256];

@@ -16,11 +16,13 @@ struct Entry {
 };
 
 constexpr Entry kCommands[] = {
-    {"sweep", "Measure a server across concurrency levels: table, knee, Little's law (the main job)",
+    {"sweep",
+     "Measure a server across concurrency levels: table, knee, Little's law (the main job)",
      knee::cli::make_sweep_command},
     {"run", "One load test: closed loop with -c connections, full latency distribution",
      knee::cli::make_run_command},
-    {"serve", "The lab server: lab endpoints and the tracking service", knee::cli::make_serve_command},
+    {"serve", "The lab server: lab endpoints and the tracking service",
+     knee::cli::make_serve_command},
 };
 
 }  // namespace

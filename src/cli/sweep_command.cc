@@ -43,8 +43,8 @@ class SweepCommand final : public Subcommand {
   int run() override {
     auto levels = core::parse_positive_int_list(levels_);
     if (!levels) {
-      return report_failure(core::Status::invalid_argument(
-          fmt::format("--levels: {}", levels.status().message())));
+      return report_failure(
+          core::Status::invalid_argument(fmt::format("--levels: {}", levels.status().message())));
     }
     for (size_t i = 1; i < levels->size(); ++i) {
       if ((*levels)[i] <= (*levels)[i - 1]) {

@@ -7,15 +7,24 @@ namespace knee::core {
 
 std::string_view error_kind_name(ErrorKind kind) {
   switch (kind) {
-    case ErrorKind::kConnect: return "connect";
-    case ErrorKind::kClosedBeforeResponse: return "closed_before_response";
-    case ErrorKind::kEofMidResponse: return "eof_mid_response";
-    case ErrorKind::kRead: return "read";
-    case ErrorKind::kWrite: return "write";
-    case ErrorKind::kTimeout: return "timeout";
-    case ErrorKind::kParse: return "parse";
-    case ErrorKind::kStatus: return "status";
-    case ErrorKind::kCount: break;
+    case ErrorKind::kConnect:
+      return "connect";
+    case ErrorKind::kClosedBeforeResponse:
+      return "closed_before_response";
+    case ErrorKind::kEofMidResponse:
+      return "eof_mid_response";
+    case ErrorKind::kRead:
+      return "read";
+    case ErrorKind::kWrite:
+      return "write";
+    case ErrorKind::kTimeout:
+      return "timeout";
+    case ErrorKind::kParse:
+      return "parse";
+    case ErrorKind::kStatus:
+      return "status";
+    case ErrorKind::kCount:
+      break;
   }
   return "unknown";
 }

@@ -46,10 +46,10 @@ struct RunStats {
 
   // Latency of successful responses (status < 400), ns, 1 us .. 1 h, 3 significant digits.
   Histogram latency_ns;
-  uint64_t sent = 0;       // requests whose first byte was written in the measured phase
-  uint64_t completed = 0;  // full responses received for them, any status
-  uint64_t aborted = 0;    // still unfinished when the grace period ended
-  uint64_t reconnects = 0;      // new connections opened after the first one per slot
+  uint64_t sent = 0;             // requests whose first byte was written in the measured phase
+  uint64_t completed = 0;        // full responses received for them, any status
+  uint64_t aborted = 0;          // still unfinished when the grace period ended
+  uint64_t reconnects = 0;       // new connections opened after the first one per slot
   uint64_t warmup_requests = 0;  // completed during warm-up, discarded from every figure
   std::array<uint64_t, static_cast<size_t>(ErrorKind::kCount)> errors{};
   std::array<uint64_t, kMaxStatus> status{};  // responses per status code (100..599)
@@ -94,9 +94,9 @@ struct RunResult {
   }
   // Client CPU time over the workers' wall time, in cores (0..threads): 1.0 is one busy core.
   double client_cpu_cores() const {
-    return stats.client_wall_ns > 0
-               ? static_cast<double>(stats.client_cpu_ns) / static_cast<double>(stats.client_wall_ns)
-               : 0.0;
+    return stats.client_wall_ns > 0 ? static_cast<double>(stats.client_cpu_ns) /
+                                          static_cast<double>(stats.client_wall_ns)
+                                    : 0.0;
   }
 };
 

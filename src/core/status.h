@@ -28,7 +28,9 @@ class Status {
 
   Status() = default;  // ok
   static Status ok() { return Status(); }
-  static Status invalid_argument(std::string msg) { return {Code::kInvalidArgument, std::move(msg)}; }
+  static Status invalid_argument(std::string msg) {
+    return {Code::kInvalidArgument, std::move(msg)};
+  }
   static Status io_error(std::string msg) { return {Code::kIoError, std::move(msg)}; }
   static Status unavailable(std::string msg) { return {Code::kUnavailable, std::move(msg)}; }
   static Status parse_error(std::string msg) { return {Code::kParseError, std::move(msg)}; }
@@ -54,7 +56,7 @@ std::string errno_name(int err);
 template <typename T>
 class Result {
  public:
-  Result(T value) : v_(std::move(value)) {}  // NOLINT: implicit like std::expected
+  Result(T value) : v_(std::move(value)) {}        // NOLINT: implicit like std::expected
   Result(Status status) : v_(std::move(status)) {  // NOLINT
     assert(!std::get<Status>(v_).is_ok() && "a Result needs a value or a failed Status");
   }

@@ -9,9 +9,8 @@ namespace knee::core {
 
 Result<Nanos> parse_duration(std::string_view text) {
   auto fail = [&](std::string_view why) {
-    return Status::invalid_argument(
-        fmt::format("'{}' is not a duration ({}); use a number with a unit: 500ms, 2s, 1m", text,
-                    why));
+    return Status::invalid_argument(fmt::format(
+        "'{}' is not a duration ({}); use a number with a unit: 500ms, 2s, 1m", text, why));
   };
   if (text.empty()) return fail("empty");
   if (text.front() == '-') return fail("negative");
@@ -54,8 +53,8 @@ Result<std::vector<int64_t>> parse_positive_int_list(std::string_view text, int6
   size_t start = 0;
   while (start <= text.size()) {
     size_t comma = text.find(',', start);
-    std::string_view item =
-        text.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+    std::string_view item = text.substr(
+        start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
     if (item.empty()) return fail("empty element");
     int64_t v = 0;
     auto [ptr, ec] = std::from_chars(item.data(), item.data() + item.size(), v);

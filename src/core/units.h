@@ -22,7 +22,7 @@ Result<Nanos> parse_duration(std::string_view text);
 // Parses "1,2,4,8" into {1,2,4,8}. Every element must be an integer in [1, max_value].
 // Errors (kInvalidArgument): empty list or element, non-digits, zero, out of range.
 Result<std::vector<int64_t>> parse_positive_int_list(std::string_view text,
-                                                      int64_t max_value = 1'000'000);
+                                                     int64_t max_value = 1'000'000);
 
 // Formats a duration given in ns for people, choosing ns/us/ms/s: "850 ns", "4.33 ms", "2.00 s".
 std::string format_duration_ns(double ns);

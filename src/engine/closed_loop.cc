@@ -187,8 +187,8 @@ void ClosedLoopWorker::write_some(uint32_t i) {
   Connection& c = conns_[i];
   const std::string& bytes = *c.bytes;
   while (c.written < bytes.size()) {
-    ssize_t n = ::send(c.fd.get(), bytes.data() + c.written, bytes.size() - c.written,
-                       MSG_NOSIGNAL);
+    ssize_t n =
+        ::send(c.fd.get(), bytes.data() + c.written, bytes.size() - c.written, MSG_NOSIGNAL);
     if (n > 0) {
       c.written += static_cast<size_t>(n);
       continue;

@@ -24,7 +24,7 @@ namespace knee::engine {
 // The time boundaries of a run, shared by every worker (see load.h).
 struct Phases {
   core::TimePoint start;
-  core::TimePoint measure_from;  // start + warmup
+  core::TimePoint measure_from;   // start + warmup
   core::TimePoint measure_until;  // measure_from + duration: no request is sent after this
   core::Nanos grace{0};           // how long in-flight requests may still finish
 };

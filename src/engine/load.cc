@@ -20,9 +20,9 @@ Status LoadOptions::validate() const {
         fmt::format("-c/--connections: {} is below 1; give a positive number", connections));
   }
   if (threads < 1 || threads > connections) {
-    return Status::invalid_argument(fmt::format(
-        "-t/--threads: {} must be between 1 and the number of connections ({})", threads,
-        connections));
+    return Status::invalid_argument(
+        fmt::format("-t/--threads: {} must be between 1 and the number of connections ({})",
+                    threads, connections));
   }
   if (duration.count() <= 0) {
     return Status::invalid_argument("-d/--duration: must be above 0, e.g. 2s or 500ms");
@@ -70,8 +70,8 @@ Result<core::RunResult> run_load(const LoadOptions& options, const RunControl& c
     WorkerConfig cfg;
     cfg.address = *address;
     cfg.request = &request;
-    cfg.connections = options.connections / options.threads +
-                      (t < options.connections % options.threads ? 1 : 0);
+    cfg.connections =
+        options.connections / options.threads + (t < options.connections % options.threads ? 1 : 0);
     cfg.first_connection = next_connection;
     next_connection += static_cast<uint64_t>(cfg.connections);
     cfg.timeout = options.timeout;

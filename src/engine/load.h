@@ -26,13 +26,13 @@
 namespace knee::engine {
 
 struct LoadOptions {
-  http::RequestSpec request;                               // target URL, method, headers, body
-  int connections = 10;                                    // N: concurrent connections, >= 1
-  int threads = 1;                                         // worker threads, 1..connections
-  core::Nanos duration = std::chrono::seconds(2);          // measured phase, > 0
-  core::Nanos warmup = std::chrono::seconds(1);            // discarded phase, >= 0
-  core::Nanos timeout = std::chrono::seconds(10);          // per request, > 0
-  std::optional<core::Nanos> grace;                        // after the duration; default timeout
+  http::RequestSpec request;                       // target URL, method, headers, body
+  int connections = 10;                            // N: concurrent connections, >= 1
+  int threads = 1;                                 // worker threads, 1..connections
+  core::Nanos duration = std::chrono::seconds(2);  // measured phase, > 0
+  core::Nanos warmup = std::chrono::seconds(1);    // discarded phase, >= 0
+  core::Nanos timeout = std::chrono::seconds(10);  // per request, > 0
+  std::optional<core::Nanos> grace;                // after the duration; default timeout
 
   core::Nanos grace_or_default() const { return grace.value_or(timeout); }
   // The first invalid field as a message naming the flag, or ok.

@@ -18,8 +18,8 @@ namespace knee::report {
 
 // The load that was applied, as the user asked for it.
 struct LoadParams {
-  std::string url;     // the URL template, placeholders unexpanded
-  std::string method;  // "GET"
+  std::string url;        // the URL template, placeholders unexpanded
+  std::string method;     // "GET"
   double duration_s = 0;  // measured phase per run or level
   double warmup_s = 0;
   double timeout_s = 0;

@@ -51,7 +51,9 @@ json params_json(const LoadParams& p) {
 
 json little_json(const analysis::LittleCheck& l) {
   auto num = [](double v) { return std::isfinite(v) ? json(v) : json(); };
-  return json{{"n", l.n_expected}, {"x_times_mean_r", num(l.n_eff)}, {"ratio", num(l.ratio)},
+  return json{{"n", l.n_expected},
+              {"x_times_mean_r", num(l.n_eff)},
+              {"ratio", num(l.ratio)},
               {"holds", l.holds}};
 }
 
@@ -103,10 +105,10 @@ std::string render_run_text(const RunReport& report) {
   const core::Histogram& h = s.latency_ns;
   std::string out;
   out += fmt::format("knee run {} {}\n", report.params.method, report.params.url);
-  out += fmt::format("  closed loop: {} connections, {} thread{}, {:.2f} s measured after {:.2f} s "
-                     "warm-up\n",
-                     r.concurrency, r.threads, r.threads == 1 ? "" : "s", r.duration_s,
-                     report.params.warmup_s);
+  out += fmt::format(
+      "  closed loop: {} connections, {} thread{}, {:.2f} s measured after {:.2f} s "
+      "warm-up\n",
+      r.concurrency, r.threads, r.threads == 1 ? "" : "s", r.duration_s, report.params.warmup_s);
   if (r.interrupted) out += "  INTERRUPTED: the run was stopped early; figures cover part of it\n";
   out += fmt::format("  requests     {} completed ({} ok), {} failed, {} aborted, {} reconnects\n",
                      s.completed, s.ok(), s.request_failures(), s.aborted, s.reconnects);
@@ -150,10 +152,11 @@ std::string render_sweep_text(const SweepReport& report) {
   std::string out;
   out += fmt::format("knee sweep: {} {}\n", report.params.method, report.params.url);
   if (!report.target.empty()) out += fmt::format("  target: {}\n", report.target);
-  out += fmt::format("  {} levels, closed loop, {:.2f} s measured after {:.2f} s warm-up each, {} "
-                     "client thread{}\n\n",
-                     report.levels.size(), report.params.duration_s, report.params.warmup_s,
-                     report.params.threads, report.params.threads == 1 ? "" : "s");
+  out += fmt::format(
+      "  {} levels, closed loop, {:.2f} s measured after {:.2f} s warm-up each, {} "
+      "client thread{}\n\n",
+      report.levels.size(), report.params.duration_s, report.params.warmup_s, report.params.threads,
+      report.params.threads == 1 ? "" : "s");
   out += fmt::format("{:>11}  {:>8}  {:>17}  {:>10}  {:>8}  {:>13}  {:>6}\n", "concurrency",
                      "requests", "throughput(req/s)", "median(ms)", "p99(ms)", "X*meanR (=N?)",
                      "errors");
@@ -164,8 +167,8 @@ std::string render_sweep_text(const SweepReport& report) {
     out += fmt::format("{:>11}  {:>8}  {:>17.0f}  {:>10.2f}  {:>8.2f}  {:>13.2f}  {:>6}{}\n",
                        r.concurrency, r.stats.completed, r.throughput_rps(),
                        ms(static_cast<double>(h.value_at_percentile(50))),
-                       ms(static_cast<double>(h.value_at_percentile(99))),
-                       report.little[i].n_eff, r.stats.total_errors(), knee ? "  <- knee" : "");
+                       ms(static_cast<double>(h.value_at_percentile(99))), report.little[i].n_eff,
+                       r.stats.total_errors(), knee ? "  <- knee" : "");
   }
   out += "\n";
   out += fmt::format("knee: {}\n", report.knee.summary);
@@ -188,11 +191,11 @@ json sweep_to_json(const SweepReport& report) {
     levels.push_back(std::move(level));
   }
   json gains = json::array();
-  for (double g : report.knee.gain_per_doubling) gains.push_back(std::isfinite(g) ? json(g) : json());
+  for (double g : report.knee.gain_per_doubling)
+    gains.push_back(std::isfinite(g) ? json(g) : json());
   json knee{{"index", report.knee.index ? json(*report.knee.index) : json()},
-            {"concurrency", report.knee.index
-                                ? json(report.levels[*report.knee.index].concurrency)
-                                : json()},
+            {"concurrency",
+             report.knee.index ? json(report.levels[*report.knee.index].concurrency) : json()},
             {"summary", report.knee.summary},
             {"rule", report.knee.rule},
             {"gain_per_doubling", gains}};

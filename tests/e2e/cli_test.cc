@@ -38,8 +38,7 @@ TEST_P(BadInputTest, PrintsOneClearErrorAndExits2) {
 INSTANTIATE_TEST_SUITE_P(
     Cli, BadInputTest,
     ::testing::Values(BadInput{{"run", "--bogus", "http://127.0.0.1:1/"}, "--bogus"},
-                      BadInput{{"run", "notaurl"}, "notaurl"},
-                      BadInput{{"run", "http://"}, "URL"},
+                      BadInput{{"run", "notaurl"}, "notaurl"}, BadInput{{"run", "http://"}, "URL"},
                       BadInput{{"sweep", "--levels", "0"}, "--levels"},
                       BadInput{{"sweep", "--levels", "abc"}, "--levels"},
                       BadInput{{"sweep", "--levels", "4,2"}, "--levels"},
@@ -52,7 +51,9 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(Cli, UnreachableTargetExits1NamingUrlAndOsError) {
   int port;
   {
-    testing::ScriptedServer closed([](int, int, const std::string&) { return testing::Action{}; });
+    testing::ScriptedServer closed([](int, int, const std::string&) {
+      return testing::Action::respond(testing::ok_response());
+    });
     port = closed.port();
   }
   std::string url = "http://127.0.0.1:" + std::to_string(port) + "/";
@@ -64,8 +65,8 @@ TEST(Cli, UnreachableTargetExits1NamingUrlAndOsError) {
 
 TEST(Cli, RunCountsConnectionsTheServerClosesAndAccountsForEveryRequest) {
   testing::ScriptedServer server([](int, int request, const std::string&) {
-    if (request % 4 == 3) return testing::Action{testing::Action::Kind::kClose};
-    return testing::Action{testing::Action::Kind::kRespond, testing::ok_response()};
+    if (request % 4 == 3) return testing::Action::close();
+    return testing::Action::respond(testing::ok_response());
   });
   auto r = run_process(
       {KNEE_BINARY, "run", server.url("/"), "-c", "4", "-d", "0.5s", "-w", "0", "--json"});

@@ -1,11 +1,10 @@
 // `knee serve` as a user runs it: prints where it listens, answers malformed requests with 400
 // and keeps serving, stops cleanly on SIGTERM.
 #include <arpa/inet.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
-
-#include <gtest/gtest.h>
 
 #include "support/subprocess.h"
 

@@ -36,9 +36,9 @@ TEST(Sweep, BuiltInServerSevenLevelsHoldLittlesLawAndShowAKnee) {
 }
 
 TEST(Sweep, TablePrintsOneRowPerLevelAndTheKneeRule) {
-  auto r = testing::run_process(
-      {KNEE_BINARY, "sweep", "--levels", "1,8,64", "-d", "0.5s", "-w", "0.2s"},
-      std::chrono::seconds(120));
+  auto r =
+      testing::run_process({KNEE_BINARY, "sweep", "--levels", "1,8,64", "-d", "0.5s", "-w", "0.2s"},
+                           std::chrono::seconds(120));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("concurrency"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("X*meanR"), std::string::npos) << r.out;

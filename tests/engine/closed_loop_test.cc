@@ -33,9 +33,8 @@ void expect_accounted(const core::RunStats& s) {
 }
 
 TEST(ClosedLoop, KeepsExactlyNRequestsInFlight) {
-  ScriptedServer server([](int, int, const std::string&) {
-    return Action{Action::Kind::kRespond, testing::ok_response(), 2ms};
-  });
+  ScriptedServer server(
+      [](int, int, const std::string&) { return Action::respond(testing::ok_response(), 2ms); });
   auto r = run_load(options_for(server.url("/"), 8, 300ms));
   ASSERT_TRUE(r) << r.status().message();
   EXPECT_EQ(server.max_in_flight(), 8);
@@ -51,8 +50,8 @@ TEST(ClosedLoop, KeepsExactlyNRequestsInFlight) {
 TEST(ClosedLoop, CountsClosedConnectionsAndReconnects) {
   // Every third request on a connection is dropped without a response.
   ScriptedServer server([](int, int request, const std::string&) {
-    if (request % 3 == 2) return Action{Action::Kind::kClose};
-    return Action{Action::Kind::kRespond, testing::ok_response()};
+    if (request % 3 == 2) return Action::close();
+    return Action::respond(testing::ok_response());
   });
   auto r = run_load(options_for(server.url("/"), 4, 300ms));
   ASSERT_TRUE(r) << r.status().message();
@@ -68,9 +67,9 @@ TEST(ClosedLoop, CountsClosedConnectionsAndReconnects) {
 
 TEST(ClosedLoop, ConnectionCloseResponsesReconnectWithoutErrors) {
   ScriptedServer server([](int, int, const std::string&) {
-    return Action{Action::Kind::kRespond,
-                  "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nok", 0ms,
-                  /*close_after=*/true};
+    return Action::respond("HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nok",
+                           0ms,
+                           /*close_after=*/true);
   });
   auto r = run_load(options_for(server.url("/"), 2, 200ms));
   ASSERT_TRUE(r) << r.status().message();
@@ -80,7 +79,7 @@ TEST(ClosedLoop, ConnectionCloseResponsesReconnectWithoutErrors) {
 }
 
 TEST(ClosedLoop, UnansweredRequestsTimeOutAndNeverReachTheHistogram) {
-  ScriptedServer server([](int, int, const std::string&) { return Action{Action::Kind::kHang}; });
+  ScriptedServer server([](int, int, const std::string&) { return Action::hang(); });
   LoadOptions o = options_for(server.url("/"), 2, 300ms);
   o.timeout = 100ms;
   o.grace = 0ms;
@@ -95,10 +94,9 @@ TEST(ClosedLoop, UnansweredRequestsTimeOutAndNeverReachTheHistogram) {
 TEST(ClosedLoop, StatusErrorsAreCompletedButNotLatencySamples) {
   ScriptedServer server([](int, int request, const std::string&) {
     if (request % 2 == 0) {
-      return Action{Action::Kind::kRespond,
-                    "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n\r\n"};
+      return Action::respond("HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n\r\n");
     }
-    return Action{Action::Kind::kRespond, testing::ok_response()};
+    return Action::respond(testing::ok_response());
   });
   auto r = run_load(options_for(server.url("/"), 1, 200ms));
   ASSERT_TRUE(r) << r.status().message();
@@ -111,9 +109,8 @@ TEST(ClosedLoop, StatusErrorsAreCompletedButNotLatencySamples) {
 }
 
 TEST(ClosedLoop, GarbageResponsesAreParseErrors) {
-  ScriptedServer server([](int, int, const std::string&) {
-    return Action{Action::Kind::kRespond, "SMTP ready\r\n\r\n"};
-  });
+  ScriptedServer server(
+      [](int, int, const std::string&) { return Action::respond("SMTP ready\r\n\r\n"); });
   auto r = run_load(options_for(server.url("/"), 1, 200ms));
   ASSERT_TRUE(r) << r.status().message();
   EXPECT_GT(r->stats.error_count(core::ErrorKind::kParse), 0u);
@@ -122,9 +119,8 @@ TEST(ClosedLoop, GarbageResponsesAreParseErrors) {
 }
 
 TEST(ClosedLoop, WarmupSamplesAreDiscarded) {
-  ScriptedServer server([](int, int, const std::string&) {
-    return Action{Action::Kind::kRespond, testing::ok_response(), 1ms};
-  });
+  ScriptedServer server(
+      [](int, int, const std::string&) { return Action::respond(testing::ok_response(), 1ms); });
   LoadOptions o = options_for(server.url("/"), 2, 200ms);
   o.warmup = 200ms;
   auto r = run_load(o);
@@ -141,8 +137,8 @@ TEST(ClosedLoop, StallAtTheEndIsMeasuredWithinGraceOrAborted) {
   // The connection's 5th request hangs: it was sent in the measured phase, so it must show up
   // as aborted (grace 50 ms < hang), never vanish.
   ScriptedServer server([](int, int request, const std::string&) {
-    if (request == 4) return Action{Action::Kind::kHang};
-    return Action{Action::Kind::kRespond, testing::ok_response()};
+    if (request == 4) return Action::hang();
+    return Action::respond(testing::ok_response());
   });
   LoadOptions o = options_for(server.url("/"), 1, 200ms);
   o.grace = 50ms;
@@ -154,9 +150,8 @@ TEST(ClosedLoop, StallAtTheEndIsMeasuredWithinGraceOrAborted) {
 }
 
 TEST(ClosedLoop, PlaceholdersExpandPerConnectionAndRequest) {
-  ScriptedServer server([](int, int, const std::string&) {
-    return Action{Action::Kind::kRespond, testing::ok_response()};
-  });
+  ScriptedServer server(
+      [](int, int, const std::string&) { return Action::respond(testing::ok_response()); });
   LoadOptions o = options_for(server.url("/t?no=G{conn}-{seq}"), 3, 100ms);
   auto r = run_load(o);
   ASSERT_TRUE(r) << r.status().message();
@@ -169,9 +164,8 @@ TEST(ClosedLoop, PlaceholdersExpandPerConnectionAndRequest) {
 }
 
 TEST(ClosedLoop, SeveralThreadsMergeIntoOneResult) {
-  ScriptedServer server([](int, int, const std::string&) {
-    return Action{Action::Kind::kRespond, testing::ok_response(), 1ms};
-  });
+  ScriptedServer server(
+      [](int, int, const std::string&) { return Action::respond(testing::ok_response(), 1ms); });
   LoadOptions o = options_for(server.url("/"), 6, 300ms);
   o.threads = 3;
   auto r = run_load(o);
@@ -185,7 +179,8 @@ TEST(ClosedLoop, SeveralThreadsMergeIntoOneResult) {
 TEST(ClosedLoop, UnreachableTargetIsUnavailableNamingTheUrl) {
   int port;
   {
-    ScriptedServer server([](int, int, const std::string&) { return Action{}; });
+    ScriptedServer server(
+        [](int, int, const std::string&) { return Action::respond(testing::ok_response()); });
     port = server.port();
   }  // closed: nothing listens there now
   auto r = run_load(options_for("http://127.0.0.1:" + std::to_string(port) + "/", 1, 100ms));

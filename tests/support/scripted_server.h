@@ -16,9 +16,31 @@ namespace knee::testing {
 
 struct Action {
   enum class Kind { kRespond, kClose, kHang } kind = Kind::kRespond;
-  std::string bytes;                        // kRespond: the raw response
-  std::chrono::milliseconds delay{0};       // before responding
-  bool close_after = false;                 // kRespond: close the connection after writing
+  std::string bytes;                   // kRespond: the raw response
+  std::chrono::milliseconds delay{0};  // before responding
+  bool close_after = false;            // kRespond: close the connection after writing
+
+  // Answers with `raw` after `delay`, then closes the connection when close_after.
+  static Action respond(std::string raw, std::chrono::milliseconds delay = {},
+                        bool close_after = false) {
+    Action a;
+    a.bytes = std::move(raw);
+    a.delay = delay;
+    a.close_after = close_after;
+    return a;
+  }
+  // Closes the connection without answering.
+  static Action close() {
+    Action a;
+    a.kind = Kind::kClose;
+    return a;
+  }
+  // Never answers (until the server is destroyed).
+  static Action hang() {
+    Action a;
+    a.kind = Kind::kHang;
+    return a;
+  }
 };
 
 // A 200 response with Content-Length and the given body.
