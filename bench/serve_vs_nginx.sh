@@ -45,5 +45,14 @@ done
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END{print (NR%2)? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 mn=$(median "${n[@]}"); mk=$(median "${k[@]}")
 printf 'median: nginx %.0f req/s, knee serve %.0f req/s, knee/nginx %.3f (goal >= 0.70)\n' "$mn" "$mk" "$(awk -v a="$mn" -v b="$mk" 'BEGIN{print b/a}')"
-paste <(echo "$before") <(echo "$after") | awk '{printf "last repeat %s busy %.0f%%\n", $1, 100*($5-$2)/($6-$3)}'
-echo "saturated resource: CPU 0 (the server's); wrk on CPU 1 has headroom if its busy share is below ~90%"
+paste <(echo "$before") <(echo "$after") | awk '
+  { busy[$1] = 100 * ($5 - $2) / ($6 - $3); printf "last repeat %s busy %.0f%%\n", $1, busy[$1] }
+  END {
+    if (busy["cpu1"] >= 90)
+      print "saturated: CPU 1 (wrk, the client) is at 90% or more too, so both servers may be faster than shown; the ratio compares them under the same client limit"
+    else if (busy["cpu0"] >= 90)
+      print "saturated: CPU 0, the servers; wrk on CPU 1 has headroom"
+    else
+      print "saturated: neither CPU reached 90%: a software limit (connections, loop) bounds both"
+  }'
+
