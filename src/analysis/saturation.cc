@@ -1,0 +1,359 @@
+#include "analysis/saturation.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <optional>
+#include <utility>
+
+namespace knee::analysis {
+namespace {
+
+using core::is_known;
+
+constexpr double kBytesPerMb = 1e6;
+
+// The sentence of rule 5.
+constexpr const char* kNoneDetail =
+    "no hardware resource saturated: a software or concurrency limit (pool, lock, connection "
+    "cap), or the client is not asking for more";
+
+// What one rule found: whether it qualifies, its words, and the figures behind them.
+struct Finding {
+  bool saturated = false;
+  std::string detail;                  // when saturated
+  std::vector<std::string> crossings;  // figures over a threshold
+  std::vector<std::string> highest;    // the resource's highest figures, for "none"
+};
+
+std::string join(const std::vector<std::string>& parts, const char* separator) {
+  std::string out;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    if (i > 0) out += separator;
+    out += parts[i];
+  }
+  return out;
+}
+
+Finding check_client(const core::ClientUse& client, const SaturationThresholds& t) {
+  Finding f;
+  const double share = client.max_thread_cpu_share;
+  if (!is_known(share)) return f;
+  const std::string figure =
+      fmt::format("busiest client thread at {:.0f}% of one core", share * 100);
+  if (share >= t.client_thread_cpu_share) {
+    f.saturated = true;
+    f.detail = "client-bound: these numbers measure knee, not the server (" + figure + ")";
+    f.crossings.push_back(
+        fmt::format("client: {} (>= {:.0f}%)", figure, t.client_thread_cpu_share * 100));
+  } else {
+    f.highest.push_back("client: " + figure);
+  }
+  return f;
+}
+
+Finding check_cpu(const core::ResourceUse& use, const SaturationThresholds& t) {
+  Finding f;
+  std::optional<size_t> busiest;
+  int known_cpus = 0;
+  for (size_t i = 0; i < use.cpu_busy_pct.size(); ++i) {
+    const double busy = use.cpu_busy_pct[i];
+    if (!is_known(busy)) continue;
+    ++known_cpus;
+    if (!busiest || busy > use.cpu_busy_pct[*busiest]) busiest = i;
+    if (busy >= t.cpu_busy_pct) {
+      f.crossings.push_back(
+          fmt::format("cpu: CPU {} {:.0f}% busy (>= {:.0f}%)", i, busy, t.cpu_busy_pct));
+    }
+  }
+  const bool cpu_hot = busiest && use.cpu_busy_pct[*busiest] >= t.cpu_busy_pct;
+  const std::string busiest_cpu =
+      busiest ? fmt::format("CPU {} {:.0f}% busy", *busiest, use.cpu_busy_pct[*busiest]) : "";
+
+  bool process_hot = false, thread_hot = false;
+  std::string process, thread;
+  if (use.server) {
+    const core::ProcessUse& s = *use.server;
+    const int threads = s.threads;
+    int usable = 1;
+    if (threads > 0 && known_cpus > 0) {
+      usable = std::min(threads, known_cpus);
+    } else if (threads > 0 || known_cpus > 0) {
+      usable = std::max(threads, known_cpus);
+    }
+    if (is_known(s.cpu_pct)) {
+      process = fmt::format("server process at {:.0f}% of one core", s.cpu_pct);
+      const double limit = t.server_cpu_pct_per_core * usable;
+      process_hot = s.cpu_pct >= limit;
+      if (process_hot) {
+        f.crossings.push_back(fmt::format("cpu: {} (>= {:.0f}% x {} = min({} threads, {} CPUs))",
+                                          process, t.server_cpu_pct_per_core, usable,
+                                          threads > 0 ? std::to_string(threads) : std::string("?"),
+                                          known_cpus));
+      }
+    }
+    if (is_known(s.busiest_thread_cpu_pct)) {
+      thread =
+          fmt::format("server's busiest thread at {:.0f}% of one core", s.busiest_thread_cpu_pct);
+      thread_hot = s.busiest_thread_cpu_pct >= t.server_cpu_pct_per_core;
+      if (thread_hot) {
+        f.crossings.push_back(
+            fmt::format("cpu: {} (>= {:.0f}%)", thread, t.server_cpu_pct_per_core));
+      }
+    }
+  }
+
+  f.saturated = cpu_hot || process_hot || thread_hot;
+  std::vector<std::string> context;
+  if (process_hot) {
+    f.detail = process;
+    if (!busiest_cpu.empty()) context.push_back(busiest_cpu);
+  } else if (thread_hot) {
+    f.detail = thread;
+    if (!process.empty()) context.push_back(process);
+    if (!busiest_cpu.empty()) context.push_back(busiest_cpu);
+  } else if (cpu_hot) {
+    f.detail = busiest_cpu;
+    if (!process.empty()) context.push_back(process);
+  }
+  if (!context.empty()) f.detail += " (" + join(context, ", ") + ")";
+
+  if (!f.saturated) {
+    if (!busiest_cpu.empty()) f.highest.push_back("cpu: busiest CPU " + busiest_cpu);
+    if (!process.empty()) f.highest.push_back("cpu: " + process);
+    if (!thread.empty()) f.highest.push_back("cpu: " + thread);
+  }
+  return f;
+}
+
+// Mean time per I/O of reads and writes together (iostat's await), ms; NaN when unknown.
+double await_ms(const core::DiskUse& d) {
+  const double ios = d.reads_per_s + d.writes_per_s;
+  if (!is_known(ios) || !is_known(d.read_await_ms) || !is_known(d.write_await_ms)) {
+    return core::kUnknown;
+  }
+  if (!(ios > 0)) return 0;
+  return (d.read_await_ms * d.reads_per_s + d.write_await_ms * d.writes_per_s) / ios;
+}
+
+const core::DiskUse* find_disk(const core::ResourceUse* use, const std::string& device) {
+  if (use == nullptr) return nullptr;
+  for (const core::DiskUse& d : use->disks) {
+    if (d.device == device) return &d;
+  }
+  return nullptr;
+}
+
+Finding check_disk(const core::ResourceUse& use, const SaturationThresholds& t,
+                   const core::ResourceUse* previous) {
+  Finding f;
+  const core::DiskUse* named = nullptr;
+  std::string named_detail;
+  const core::DiskUse* highest = nullptr;
+  for (const core::DiskUse& d : use.disks) {
+    if (is_known(d.util_pct) && (highest == nullptr || d.util_pct > highest->util_pct)) {
+      highest = &d;
+    }
+    const bool util_hot = is_known(d.util_pct) && d.util_pct >= t.disk_util_pct;
+    if (util_hot) {
+      f.crossings.push_back(fmt::format("disk: {} %util {:.0f}% (>= {:.0f}%)", d.device, d.util_pct,
+                                        t.disk_util_pct));
+    }
+    bool queue_hot = false;
+    double growth = 0, before = 0, now = 0;
+    const core::DiskUse* prev = find_disk(previous, d.device);
+    if (prev != nullptr && is_known(d.queue_size) && d.queue_size >= t.disk_queue_size) {
+      before = await_ms(*prev);
+      now = await_ms(d);
+      if (is_known(before) && is_known(now) && before > 0) {
+        growth = now / before;
+        queue_hot = growth >= t.disk_await_growth;
+      }
+    }
+    if (queue_hot) {
+      f.crossings.push_back(fmt::format(
+          "disk: {} aqu-sz {:.2f} (>= {:.2f}) with await {:.1f}x the previous level's "
+          "({:.2f} -> {:.2f} ms, >= {:.1f}x)",
+          d.device, d.queue_size, t.disk_queue_size, growth, before, now, t.disk_await_growth));
+    }
+    if (!util_hot && !queue_hot) continue;
+    // Name the busiest saturated device.
+    if (named != nullptr && !(is_known(d.util_pct) && d.util_pct > named->util_pct)) continue;
+    named = &d;
+    if (util_hot) {
+      named_detail = fmt::format(
+          "disk {} at {:.0f}% util (iostat %util), aqu-sz {:.2f}, r_await {:.2f} ms, w_await "
+          "{:.2f} ms",
+          d.device, d.util_pct, d.queue_size, d.read_await_ms, d.write_await_ms);
+    } else {
+      named_detail = fmt::format(
+          "disk {} aqu-sz {:.2f} with await up {:.1f}x since the previous level ({:.2f} -> "
+          "{:.2f} ms), {:.0f}% util",
+          d.device, d.queue_size, growth, before, now, d.util_pct);
+    }
+  }
+  f.saturated = named != nullptr;
+  f.detail = named_detail;
+  if (!f.saturated && highest != nullptr) {
+    f.highest.push_back(fmt::format("disk: busiest disk {} at {:.0f}% util, aqu-sz {:.2f}",
+                                    highest->device, highest->util_pct, highest->queue_size));
+  }
+  return f;
+}
+
+std::string mb_per_s(double bytes_per_s) {
+  return fmt::format("{:.1f} MB/s", bytes_per_s / kBytesPerMb);
+}
+
+Finding check_network(const core::ResourceUse& use, const SaturationThresholds& t) {
+  Finding f;
+  std::vector<std::string> details;  // in priority order: link, listen queue, drops, retransmits
+
+  const core::NetUse* busiest_link = nullptr;
+  const core::NetUse* busiest_traffic = nullptr;
+  for (const core::NetUse& n : use.nets) {
+    const double traffic = std::max(n.rx_bytes_per_s, n.tx_bytes_per_s);
+    if (is_known(traffic) &&
+        (busiest_traffic == nullptr ||
+         traffic > std::max(busiest_traffic->rx_bytes_per_s, busiest_traffic->tx_bytes_per_s))) {
+      busiest_traffic = &n;
+    }
+    if (!is_known(n.util_pct)) continue;
+    if (busiest_link == nullptr || n.util_pct > busiest_link->util_pct) busiest_link = &n;
+    if (n.util_pct >= t.net_link_util_pct) {
+      f.crossings.push_back(
+          fmt::format("network: {} at {:.0f}% of its {:.0f} Mbit/s link (>= {:.0f}%)", n.interface,
+                      n.util_pct, n.speed_mbit, t.net_link_util_pct));
+    }
+  }
+  if (busiest_link != nullptr && busiest_link->util_pct >= t.net_link_util_pct) {
+    details.push_back(fmt::format("{} at {:.0f}% of its {:.0f} Mbit/s link (rx {}, tx {})",
+                                  busiest_link->interface, busiest_link->util_pct,
+                                  busiest_link->speed_mbit, mb_per_s(busiest_link->rx_bytes_per_s),
+                                  mb_per_s(busiest_link->tx_bytes_per_s)));
+  }
+
+  const double overflows = use.listen_overflows_per_s, listen_drops = use.listen_drops_per_s;
+  const bool overflow_hot = is_known(overflows) && overflows > t.listen_overflows_per_s;
+  const bool listen_drop_hot = is_known(listen_drops) && listen_drops > t.listen_overflows_per_s;
+  if (overflow_hot || listen_drop_hot) {
+    const std::string figures =
+        fmt::format("{:.1f} overflows/s, {:.1f} listen drops/s",
+                    is_known(overflows) ? overflows : 0, is_known(listen_drops) ? listen_drops : 0);
+    f.crossings.push_back(
+        fmt::format("network: TCP listen queue {} (> {:g}/s)", figures, t.listen_overflows_per_s));
+    details.push_back("TCP listen queue overflowing (" + figures +
+                      "): connections arrive faster than the server accepts them");
+  }
+
+  const core::NetUse* dropping = nullptr;
+  for (const core::NetUse& n : use.nets) {
+    if (!is_known(n.drops_per_s) || !(n.drops_per_s > t.net_drops_per_s)) continue;
+    f.crossings.push_back(fmt::format("network: {} dropped {:.1f} packets/s (> {:g}/s)",
+                                      n.interface, n.drops_per_s, t.net_drops_per_s));
+    if (dropping == nullptr || n.drops_per_s > dropping->drops_per_s) dropping = &n;
+  }
+  if (dropping != nullptr) {
+    details.push_back(
+        fmt::format("{} dropping {:.1f} packets/s", dropping->interface, dropping->drops_per_s));
+  }
+
+  const double retrans = use.tcp_retrans_per_s;
+  if (is_known(retrans) && retrans > t.tcp_retrans_per_s) {
+    f.crossings.push_back(fmt::format("network: TCP retransmitted {:.1f} segments/s (> {:g}/s)",
+                                      retrans, t.tcp_retrans_per_s));
+    details.push_back(fmt::format("TCP retransmitting {:.1f} segments/s", retrans));
+  }
+
+  f.saturated = !details.empty();
+  if (f.saturated) f.detail = details.front();
+  if (!f.saturated) {
+    if (busiest_link != nullptr) {
+      f.highest.push_back(fmt::format("network: busiest link {} at {:.0f}% of {:.0f} Mbit/s",
+                                      busiest_link->interface, busiest_link->util_pct,
+                                      busiest_link->speed_mbit));
+    } else if (busiest_traffic != nullptr) {
+      f.highest.push_back(fmt::format(
+          "network: busiest interface {} rx {}, tx {} (speed unknown)", busiest_traffic->interface,
+          mb_per_s(busiest_traffic->rx_bytes_per_s), mb_per_s(busiest_traffic->tx_bytes_per_s)));
+    }
+  }
+  return f;
+}
+
+std::string pressure_line(const core::ResourceUse& use) {
+  std::vector<std::string> parts;
+  if (is_known(use.cpu_pressure_some_pct)) {
+    parts.push_back(fmt::format("cpu {:.1f}%", use.cpu_pressure_some_pct));
+  }
+  if (is_known(use.io_pressure_some_pct)) {
+    parts.push_back(fmt::format("io {:.1f}%", use.io_pressure_some_pct));
+  }
+  if (is_known(use.memory_pressure_some_pct)) {
+    parts.push_back(fmt::format("memory {:.1f}%", use.memory_pressure_some_pct));
+  }
+  if (parts.empty()) return "";
+  return "pressure (PSI some, share of time a task waited): " + join(parts, ", ");
+}
+
+std::string rule_text(const SaturationThresholds& t) {
+  return fmt::format(
+      "rule, first match wins: client if the busiest client thread uses >= {:.0f}% of a core "
+      "(then the numbers measure knee, not the server); else cpu if any CPU is >= {:.0f}% busy, "
+      "or the server process uses >= {:.0f}% of a core x min(its threads, CPUs), or its busiest "
+      "thread >= {:.0f}% of a core; else disk if %util >= {:.0f}%, or aqu-sz >= {:g} while await "
+      "grows >= {:g}x over the previous level; else network if a link carries >= {:.0f}% of its "
+      "known speed, or drops > {:g}/s, TCP retransmits > {:g}/s or listen-queue overflows > "
+      "{:g}/s; else none: {}",
+      t.client_thread_cpu_share * 100, t.cpu_busy_pct, t.server_cpu_pct_per_core,
+      t.server_cpu_pct_per_core, t.disk_util_pct, t.disk_queue_size, t.disk_await_growth,
+      t.net_link_util_pct, t.net_drops_per_s, t.tcp_retrans_per_s, t.listen_overflows_per_s,
+      kNoneDetail);
+}
+
+}  // namespace
+
+SaturationVerdict name_saturated_resource(const core::ResourceUse& use,
+                                          const core::ClientUse& client,
+                                          const SaturationThresholds& thresholds,
+                                          const core::ResourceUse* previous_level) {
+  std::pair<const char*, Finding> findings[] = {
+      {"client", check_client(client, thresholds)},
+      {"cpu", check_cpu(use, thresholds)},
+      {"disk", check_disk(use, thresholds, previous_level)},
+      {"network", check_network(use, thresholds)},
+  };
+
+  SaturationVerdict v;
+  v.rule = rule_text(thresholds);
+  v.resource = "none";
+  v.detail = kNoneDetail;
+  const Finding* named = nullptr;
+  for (const auto& [resource, finding] : findings) {
+    if (!finding.saturated) continue;
+    v.resource = resource;
+    v.detail = finding.detail;
+    named = &finding;
+    break;
+  }
+
+  if (named != nullptr) {
+    v.evidence = named->crossings;
+    for (const auto& [resource, finding] : findings) {
+      if (&finding == named) continue;
+      v.evidence.insert(v.evidence.end(), finding.crossings.begin(), finding.crossings.end());
+    }
+  } else {
+    if (use.intervals == 0) v.evidence.push_back("no host figures were measured");
+    for (const auto& [resource, finding] : findings) {
+      v.evidence.insert(v.evidence.end(), finding.highest.begin(), finding.highest.end());
+    }
+  }
+  if (std::string pressure = pressure_line(use); !pressure.empty()) {
+    v.evidence.push_back(std::move(pressure));
+  }
+  return v;
+}
+
+}  // namespace knee::analysis

@@ -1,0 +1,326 @@
+#include "analysis/saturation.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "core/resource_use.h"
+
+namespace knee::analysis {
+namespace {
+
+const std::string kNone =
+    "no hardware resource saturated: a software or concurrency limit (pool, lock, connection "
+    "cap), or the client is not asking for more";
+
+bool any_contains(const std::vector<std::string>& lines, const std::string& needle) {
+  return std::any_of(lines.begin(), lines.end(),
+                     [&](const std::string& s) { return s.find(needle) != std::string::npos; });
+}
+
+// A quiet two-CPU host: nothing near a threshold, every figure known.
+core::ResourceUse quiet_host() {
+  core::ResourceUse u;
+  u.window_s = 2;
+  u.intervals = 8;
+  u.cpu_busy_pct = {20, 10};
+  u.cpu_busy_max_pct = {30, 15};
+  u.cpu_busy_all_pct = 15;
+  u.cpu_pressure_some_pct = 1;
+  core::ProcessUse server;
+  server.pid = 100;
+  server.cpu_pct = 20;
+  server.cpu_max_pct = 25;
+  server.busiest_thread_cpu_pct = 18;
+  server.threads = 2;
+  server.rss_bytes = 50e6;
+  server.rss_max_bytes = 51e6;
+  u.server = server;
+  core::DiskUse sda;
+  sda.device = "sda";
+  sda.reads_per_s = 10;
+  sda.read_await_ms = 0.5;
+  sda.queue_size = 0.01;
+  sda.util_pct = 1;
+  sda.util_max_pct = 2;
+  u.disks = {sda};
+  u.io_pressure_some_pct = 0;
+  core::NetUse lo;
+  lo.interface = "lo";
+  lo.rx_bytes_per_s = lo.tx_bytes_per_s = 5e6;
+  core::NetUse eth0;
+  eth0.interface = "eth0";
+  eth0.rx_bytes_per_s = 1e6;
+  eth0.tx_bytes_per_s = 0.5e6;
+  eth0.speed_mbit = 1000;
+  eth0.util_pct = eth0.util_max_pct = 0.8;
+  u.nets = {lo, eth0};
+  u.tcp_retrans_per_s = 0;
+  u.listen_overflows_per_s = 0;
+  u.listen_drops_per_s = 0;
+  u.mem_available_bytes = u.mem_available_min_bytes = 4e9;
+  u.memory_pressure_some_pct = 0;
+  return u;
+}
+
+const core::ClientUse kQuietClient{0.30};
+const core::ClientUse kBusyClient{0.97};
+
+core::ResourceUse cpu_bound_host() {  // one event-loop server pinned to CPU 0
+  core::ResourceUse u = quiet_host();
+  u.cpu_busy_pct = {98, 30};
+  u.server->cpu_pct = 99;
+  u.server->busiest_thread_cpu_pct = 99;
+  u.server->threads = 1;
+  return u;
+}
+
+core::ResourceUse disk_bound_host() {
+  core::ResourceUse u = quiet_host();
+  u.disks[0].util_pct = 93;
+  u.disks[0].queue_size = 3.2;
+  u.disks[0].read_await_ms = 4.1;
+  u.disks[0].write_await_ms = 12;
+  u.disks[0].writes_per_s = 50;
+  return u;
+}
+
+core::ResourceUse network_bound_host() {
+  core::ResourceUse u = quiet_host();
+  u.nets[1].rx_bytes_per_s = 106.25e6;
+  u.nets[1].tx_bytes_per_s = 1e6;
+  u.nets[1].util_pct = 85;
+  return u;
+}
+
+// ---- each branch
+
+TEST(NameSaturatedResource, ClientThreadAtAFullCoreIsClientBound) {
+  const SaturationVerdict v = name_saturated_resource(quiet_host(), kBusyClient);
+  EXPECT_EQ(v.resource, "client");
+  EXPECT_EQ(v.detail,
+            "client-bound: these numbers measure knee, not the server (busiest client thread at "
+            "97% of one core)");
+  ASSERT_FALSE(v.evidence.empty());
+  EXPECT_EQ(v.evidence[0], "client: busiest client thread at 97% of one core (>= 90%)");
+}
+
+TEST(NameSaturatedResource, ServerProcessAtOneCoreIsCpu) {
+  const SaturationVerdict v = name_saturated_resource(cpu_bound_host(), kQuietClient);
+  EXPECT_EQ(v.resource, "cpu");
+  EXPECT_EQ(v.detail, "server process at 99% of one core (CPU 0 98% busy)");
+  EXPECT_TRUE(any_contains(v.evidence, "cpu: CPU 0 98% busy (>= 90%)"));
+  EXPECT_TRUE(any_contains(v.evidence, "cpu: server process at 99% of one core (>= 90% x 1"));
+}
+
+TEST(NameSaturatedResource, OneBusyCpuIsCpuEvenWithoutAServerPid) {
+  core::ResourceUse u = quiet_host();
+  u.server.reset();
+  u.cpu_busy_pct = {40, 95};
+  const SaturationVerdict v = name_saturated_resource(u, kQuietClient);
+  EXPECT_EQ(v.resource, "cpu");
+  EXPECT_EQ(v.detail, "CPU 1 95% busy");
+}
+
+TEST(NameSaturatedResource, BusyCpuNamesWhatTheServerUsed) {
+  core::ResourceUse u = quiet_host();
+  u.cpu_busy_pct = {40, 95};  // something else is busy: the server is at 20 %
+  const SaturationVerdict v = name_saturated_resource(u, kQuietClient);
+  EXPECT_EQ(v.resource, "cpu");
+  EXPECT_EQ(v.detail, "CPU 1 95% busy (server process at 20% of one core)");
+}
+
+TEST(NameSaturatedResource, BusiestServerThreadAtOneCoreIsCpuWhileCoresIdle) {
+  core::ResourceUse u = quiet_host();
+  u.cpu_busy_pct = {60, 60};  // an unpinned event loop moves between CPUs
+  u.server->cpu_pct = 120;
+  u.server->threads = 4;
+  u.server->busiest_thread_cpu_pct = 99;
+  const SaturationVerdict v = name_saturated_resource(u, kQuietClient);
+  EXPECT_EQ(v.resource, "cpu");
+  EXPECT_EQ(v.detail,
+            "server's busiest thread at 99% of one core (server process at 120% of one core, "
+            "CPU 0 60% busy)");
+}
+
+TEST(NameSaturatedResource, ServerProcessLimitScalesWithUsableCores) {
+  core::ResourceUse u = quiet_host();
+  u.cpu_busy_pct = {80, 80};
+  u.server->threads = 4;
+  u.server->busiest_thread_cpu_pct = 45;
+  u.server->cpu_pct = 170;  // below 90 % x min(4 threads, 2 CPUs) = 180 %
+  EXPECT_EQ(name_saturated_resource(u, kQuietClient).resource, "none");
+  u.server->cpu_pct = 185;
+  const SaturationVerdict v = name_saturated_resource(u, kQuietClient);
+  EXPECT_EQ(v.resource, "cpu");
+  EXPECT_EQ(v.detail, "server process at 185% of one core (CPU 0 80% busy)");
+  EXPECT_TRUE(any_contains(v.evidence, "(>= 90% x 2 = min(4 threads, 2 CPUs))"));
+}
+
+TEST(NameSaturatedResource, DiskAtFullUtilisationIsDisk) {
+  const SaturationVerdict v = name_saturated_resource(disk_bound_host(), kQuietClient);
+  EXPECT_EQ(v.resource, "disk");
+  EXPECT_EQ(v.detail,
+            "disk sda at 93% util (iostat %util), aqu-sz 3.20, r_await 4.10 ms, w_await 12.00 ms");
+  EXPECT_EQ(v.evidence.at(0), "disk: sda %util 93% (>= 90%)");
+}
+
+TEST(NameSaturatedResource, DiskQueueCountsOnlyWhileAwaitGrows) {
+  core::ResourceUse previous = quiet_host();
+  previous.disks[0].device = "nvme0n1";
+  previous.disks[0].read_await_ms = 0.5;
+  core::ResourceUse now = previous;
+  now.disks[0].util_pct = 70;  // an NVMe serves requests in parallel: %util says little
+  now.disks[0].queue_size = 4;
+  now.disks[0].read_await_ms = 1.5;
+
+  // Without the previous level, only %util counts.
+  EXPECT_EQ(name_saturated_resource(now, kQuietClient).resource, "none");
+  const SaturationVerdict v = name_saturated_resource(now, kQuietClient, {}, &previous);
+  EXPECT_EQ(v.resource, "disk");
+  EXPECT_EQ(v.detail,
+            "disk nvme0n1 aqu-sz 4.00 with await up 3.0x since the previous level (0.50 -> "
+            "1.50 ms), 70% util");
+
+  // The same queue with a steady await is a device keeping up.
+  now.disks[0].read_await_ms = 0.6;
+  EXPECT_EQ(name_saturated_resource(now, kQuietClient, {}, &previous).resource, "none");
+}
+
+TEST(NameSaturatedResource, LinkNearItsSpeedIsNetwork) {
+  const SaturationVerdict v = name_saturated_resource(network_bound_host(), kQuietClient);
+  EXPECT_EQ(v.resource, "network");
+  EXPECT_EQ(v.detail, "eth0 at 85% of its 1000 Mbit/s link (rx 106.2 MB/s, tx 1.0 MB/s)");
+  EXPECT_EQ(v.evidence.at(0), "network: eth0 at 85% of its 1000 Mbit/s link (>= 80%)");
+}
+
+TEST(NameSaturatedResource, ListenQueueOverflowsAreNetworkSaturation) {
+  core::ResourceUse u = quiet_host();
+  u.listen_overflows_per_s = 4;
+  u.listen_drops_per_s = 5;
+  const SaturationVerdict v = name_saturated_resource(u, kQuietClient);
+  EXPECT_EQ(v.resource, "network");
+  EXPECT_EQ(v.detail,
+            "TCP listen queue overflowing (4.0 overflows/s, 5.0 listen drops/s): connections "
+            "arrive faster than the server accepts them");
+}
+
+TEST(NameSaturatedResource, DropsAndRetransmitsAreNetworkSaturationAboveTheirThresholds) {
+  core::ResourceUse u = quiet_host();
+  u.nets[1].drops_per_s = 5;
+  u.tcp_retrans_per_s = 12;
+  SaturationVerdict v = name_saturated_resource(u, kQuietClient);
+  EXPECT_EQ(v.resource, "network");
+  EXPECT_EQ(v.detail, "eth0 dropping 5.0 packets/s");
+  EXPECT_TRUE(any_contains(v.evidence, "network: TCP retransmitted 12.0 segments/s (> 0/s)"));
+
+  SaturationThresholds lossy;
+  lossy.net_drops_per_s = 10;
+  lossy.tcp_retrans_per_s = 20;
+  v = name_saturated_resource(u, kQuietClient, lossy);
+  EXPECT_EQ(v.resource, "none");
+}
+
+TEST(NameSaturatedResource, TrafficOnALinkOfUnknownSpeedIsNotSaturation) {
+  core::ResourceUse u = quiet_host();
+  u.nets[0].rx_bytes_per_s = u.nets[0].tx_bytes_per_s = 5e9;  // lo: no speed, no utilisation
+  const SaturationVerdict v = name_saturated_resource(u, kQuietClient);
+  EXPECT_EQ(v.resource, "none");
+}
+
+TEST(NameSaturatedResource, NothingSaturatedSaysSoWithTheHighestFigures) {
+  const SaturationVerdict v = name_saturated_resource(quiet_host(), kQuietClient);
+  EXPECT_EQ(v.resource, "none");
+  EXPECT_EQ(v.detail, kNone);
+  EXPECT_TRUE(any_contains(v.evidence, "client: busiest client thread at 30% of one core"));
+  EXPECT_TRUE(any_contains(v.evidence, "cpu: busiest CPU CPU 0 20% busy"));
+  EXPECT_TRUE(any_contains(v.evidence, "cpu: server process at 20% of one core"));
+  EXPECT_TRUE(any_contains(v.evidence, "disk: busiest disk sda at 1% util"));
+  EXPECT_TRUE(any_contains(v.evidence, "network: busiest link eth0 at 1% of 1000 Mbit/s"));
+  EXPECT_EQ(v.evidence.back(),
+            "pressure (PSI some, share of time a task waited): cpu 1.0%, io 0.0%, memory 0.0%");
+}
+
+TEST(NameSaturatedResource, UnknownFiguresNeverQualify) {
+  const SaturationVerdict v = name_saturated_resource(core::ResourceUse{}, core::ClientUse{});
+  EXPECT_EQ(v.resource, "none");
+  EXPECT_EQ(v.detail, kNone);
+  ASSERT_FALSE(v.evidence.empty());
+  EXPECT_EQ(v.evidence[0], "no host figures were measured");
+}
+
+// ---- the order of the rule
+
+TEST(NameSaturatedResource, ClientBeatsCpu) {
+  const SaturationVerdict v = name_saturated_resource(cpu_bound_host(), kBusyClient);
+  EXPECT_EQ(v.resource, "client");
+  // The CPU's figures stay as evidence, after the client's.
+  EXPECT_EQ(v.evidence.at(0), "client: busiest client thread at 97% of one core (>= 90%)");
+  EXPECT_TRUE(any_contains(v.evidence, "cpu: CPU 0 98% busy"));
+}
+
+TEST(NameSaturatedResource, CpuBeatsDisk) {
+  core::ResourceUse u = disk_bound_host();
+  u.cpu_busy_pct = {98, 30};
+  const SaturationVerdict v = name_saturated_resource(u, kQuietClient);
+  EXPECT_EQ(v.resource, "cpu");
+  EXPECT_TRUE(any_contains(v.evidence, "disk: sda %util 93%"));
+}
+
+TEST(NameSaturatedResource, DiskBeatsNetwork) {
+  core::ResourceUse u = disk_bound_host();
+  u.nets = network_bound_host().nets;
+  const SaturationVerdict v = name_saturated_resource(u, kQuietClient);
+  EXPECT_EQ(v.resource, "disk");
+  EXPECT_TRUE(any_contains(v.evidence, "network: eth0 at 85%"));
+}
+
+TEST(NameSaturatedResource, ClientBeatsEverything) {
+  core::ResourceUse u = disk_bound_host();
+  u.cpu_busy_pct = {98, 98};
+  u.nets = network_bound_host().nets;
+  EXPECT_EQ(name_saturated_resource(u, kBusyClient).resource, "client");
+}
+
+TEST(NameSaturatedResource, BusiestSaturatedDiskIsNamed) {
+  core::ResourceUse u = disk_bound_host();
+  core::DiskUse sdb = u.disks[0];
+  sdb.device = "sdb";
+  sdb.util_pct = 99;
+  u.disks.push_back(sdb);
+  const SaturationVerdict v = name_saturated_resource(u, kQuietClient);
+  EXPECT_EQ(v.resource, "disk");
+  EXPECT_EQ(v.detail.rfind("disk sdb at 99% util", 0), 0u) << v.detail;
+}
+
+TEST(NameSaturatedResource, ThresholdsAreConfigurableAndStatedInTheRule) {
+  SaturationThresholds t;
+  t.client_thread_cpu_share = 0.99;
+  t.cpu_busy_pct = 99;
+  t.server_cpu_pct_per_core = 99.5;
+  SaturationVerdict v = name_saturated_resource(cpu_bound_host(), kBusyClient, t);
+  EXPECT_EQ(v.resource, "none");
+  EXPECT_NE(v.rule.find("client if the busiest client thread uses >= 99% of a core"),
+            std::string::npos)
+      << v.rule;
+  EXPECT_NE(v.rule.find("else cpu if any CPU is >= 99% busy"), std::string::npos) << v.rule;
+
+  v = name_saturated_resource(quiet_host(), kQuietClient);
+  const size_t client = v.rule.find("client if"), cpu = v.rule.find("else cpu"),
+               disk = v.rule.find("else disk"), network = v.rule.find("else network"),
+               none = v.rule.find("else none: " + kNone);
+  ASSERT_NE(none, std::string::npos) << v.rule;
+  EXPECT_LT(client, cpu);
+  EXPECT_LT(cpu, disk);
+  EXPECT_LT(disk, network);
+  EXPECT_LT(network, none);
+  EXPECT_NE(v.rule.find("%util >= 90%, or aqu-sz >= 1 while await grows >= 1.5x"),
+            std::string::npos)
+      << v.rule;
+  EXPECT_NE(v.rule.find(">= 80% of its known speed"), std::string::npos) << v.rule;
+}
+
+}  // namespace
+}  // namespace knee::analysis
