@@ -2,7 +2,8 @@
 // declares its options on a CLI11 sub-app, and runs with them. main.cc holds the table.
 //
 // Exit codes every subcommand follows: 0 ok; 1 a run that could not happen (target unreachable,
-// OS refused); 2 bad input (one line naming the flag and the accepted form); 3 thresholds failed.
+// OS refused); 2 bad input (one line naming the flag and the accepted form); 3 a check failed
+// (--strict rate, thresholds).
 // Only cli/ prints to the terminal or decides an exit code.
 #pragma once
 

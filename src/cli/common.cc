@@ -23,6 +23,7 @@ report::LoadParams load_params(const engine::LoadOptions& o, const std::string& 
   p.timeout_s = secs(o.timeout);
   p.grace_s = secs(o.grace_or_default());
   p.threads = o.threads;
+  p.arrival = o.arrival == engine::Arrival::kPoisson ? "poisson" : "uniform";
   return p;
 }
 

@@ -21,8 +21,11 @@ void LoadFlags::add_to(CLI::App& app, bool url_required, bool with_connections) 
   if (url_required) u->required();
   if (with_connections) {
     app.add_option("-c,--connections", connections,
-                   "Concurrent connections, each with one request in flight (the N of N = X * R)")
-        ->capture_default_str();
+                   "Closed loop: concurrent connections, each with one request in flight (the N "
+                   "of N = X * R). Open loop: the most connections the pool may open (default: "
+                   "enough for the rate at 250 ms of latency, 16..4096)")
+        ->capture_default_str()
+        ->each([this](const std::string&) { connections_given = true; });
   }
   app.add_option("-t,--threads", threads, "Worker threads, each with its own event loop")
       ->capture_default_str();
@@ -40,6 +43,15 @@ void LoadFlags::add_to(CLI::App& app, bool url_required, bool with_connections) 
   app.add_option("-H,--header", headers, "Request header 'Name: value' (repeatable)");
   app.add_option("--body", body, "Request body");
   app.add_option("--body-file", body_file, "Read the request body from FILE");
+}
+
+void LoadFlags::add_open_loop_to(CLI::App& app) {
+  app.add_option("-r,--rate", rate,
+                 "Open loop: send this many requests per second on a fixed schedule, whatever "
+                 "the server does; latency is measured from each request's intended send time");
+  app.add_option("--arrival", arrival, "Open loop: spacing of arrivals, uniform or poisson")
+      ->capture_default_str();
+  app.add_option("--seed", seed, "Open loop: seed of the Poisson arrivals")->capture_default_str();
 }
 
 namespace {
@@ -81,6 +93,20 @@ Result<engine::LoadOptions> LoadFlags::to_options() const {
   }
   o.connections = connections;
   o.threads = threads;
+  if (rate != 0) {
+    o.rate_rps = rate;
+    if (!connections_given)
+      o.connections = engine::LoadOptions::default_open_loop_connections(rate);
+  }
+  if (arrival == "uniform") {
+    o.arrival = engine::Arrival::kUniform;
+  } else if (arrival == "poisson") {
+    o.arrival = engine::Arrival::kPoisson;
+  } else {
+    return Status::invalid_argument(
+        fmt::format("--arrival: '{}' is not an arrival process; use uniform or poisson", arrival));
+  }
+  o.seed = seed;
   auto d = duration_flag("-d/--duration", duration);
   if (!d) return d.status();
   o.duration = *d;

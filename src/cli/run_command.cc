@@ -15,6 +15,9 @@ class RunCommand final : public Subcommand {
  public:
   void add_options(CLI::App& app) override {
     flags_.add_to(app, /*url_required=*/true, /*with_connections=*/true);
+    flags_.add_open_loop_to(app);
+    app.add_flag("--strict", strict_,
+                 "Open loop: exit 3 when the achieved rate is below 99% of the target");
     app.add_flag("--json", json_, "Print the result as JSON (fields in docs/output.md)");
   }
 
@@ -37,12 +40,20 @@ class RunCommand final : public Subcommand {
     } else {
       fmt::print("{}", report::render_run_text(rep));
     }
-    return rep.result.interrupted ? 130 : kExitOk;
+    if (rep.result.interrupted) return 130;
+    if (strict_ && rep.result.open_loop() &&
+        rep.result.achieved_rate_rps() < 0.99 * rep.result.target_rate_rps) {
+      fmt::print(stderr, "knee: --strict: achieved {:.1f} req/s, below 99% of the target {:.1f}\n",
+                 rep.result.achieved_rate_rps(), rep.result.target_rate_rps);
+      return kExitThresholds;
+    }
+    return kExitOk;
   }
 
  private:
   LoadFlags flags_;
   bool json_ = false;
+  bool strict_ = false;
 };
 
 }  // namespace

@@ -56,6 +56,14 @@ uint64_t RunStats::total_errors() const {
 
 void RunStats::merge(const RunStats& other) {
   latency_ns.merge(other.latency_ns);
+  service_time_ns.merge(other.service_time_ns);
+  send_lag_ns.merge(other.send_lag_ns);
+  loop_lag_ns.merge(other.loop_lag_ns);
+  max_thread_cpu_share = std::max(max_thread_cpu_share, other.max_thread_cpu_share);
+  sent_in_phase += other.sent_in_phase;
+  late += other.late;
+  max_backlog += other.max_backlog;  // per-worker maxima add up: an upper bound of the total
+  in_system_ns += other.in_system_ns;
   sent += other.sent;
   completed += other.completed;
   aborted += other.aborted;

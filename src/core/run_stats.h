@@ -3,10 +3,12 @@
 // and the client's own CPU time. Each worker owns one and the run folds them with merge()
 // (wrk2's per-thread histograms folded with hdr_add; LevelDB's Stats::Merge).
 //
-// Accounting invariant (checked by tests): every request sent in the measured phase is exactly one
+// Accounting invariant (checked by tests): every request of the measured phase is exactly one
 // of completed (a full response arrived, any status), failed (a request failure kind below), or
-// aborted (still unfinished when the run's grace period ended):
+// aborted (still unfinished, or in open loop never sent, when the run's grace period ended):
 //   sent == completed + request_failures() + aborted.
+// A request belongs to the measured phase by its send time in closed loop and by its intended
+// send time in open loop.
 // Connect failures are counted in errors but are not requests: no request was sent.
 //
 // Thread-safety: none; one owner, merged after the run.
@@ -42,10 +44,22 @@ std::string_view error_kind_name(ErrorKind kind);
 struct RunStats {
   static constexpr int kMaxStatus = 600;
 
-  RunStats() : latency_ns(Histogram::for_latency()) {}
+  RunStats()
+      : latency_ns(Histogram::for_latency()),
+        service_time_ns(Histogram::for_latency()),
+        send_lag_ns(Histogram::for_latency()),
+        loop_lag_ns(Histogram::for_latency()) {}
 
   // Latency of successful responses (status < 400), ns, 1 us .. 1 h, 3 significant digits.
+  // Closed loop: from the actual send. Open loop: from the intended send time, so waiting for a
+  // connection or for a late client counts (no coordinated omission).
   Histogram latency_ns;
+  // Open loop only (empty in closed loop, where they equal latency and 0): service time from the
+  // actual send to the response, and send lag = actual send - intended send, ns.
+  Histogram service_time_ns;
+  Histogram send_lag_ns;
+  // How late the worker's event loop woke after the deadline it asked for, ns (both modes).
+  Histogram loop_lag_ns;
   uint64_t sent = 0;             // requests whose first byte was written in the measured phase
   uint64_t completed = 0;        // full responses received for them, any status
   uint64_t aborted = 0;          // still unfinished when the grace period ended
@@ -57,6 +71,17 @@ struct RunStats {
   std::map<std::string, uint64_t> causes;
   int64_t client_cpu_ns = 0;   // CPU time of the worker threads (thread CPU clocks), summed
   int64_t client_wall_ns = 0;  // wall time the workers ran, warm-up and grace included (max)
+  // The busiest worker thread's CPU time over its wall time, 0..1 (max over workers).
+  double max_thread_cpu_share = 0;
+  // Open loop: measured requests sent before the measured phase ended (for the achieved rate),
+  // those sent more than 1 ms after their intended time, and the largest number of requests due
+  // but waiting for a connection.
+  uint64_t sent_in_phase = 0;
+  uint64_t late = 0;
+  uint64_t max_backlog = 0;
+  // Integral over the measured phase of the requests in the system (waiting or in flight), in
+  // request-ns: divided by the phase's length it is the mean number in the system (Little's L).
+  double in_system_ns = 0;
 
   void count_error(ErrorKind kind, std::string_view cause);
   void count_status(int code) {
@@ -78,10 +103,11 @@ struct RunStats {
 // the measured phase.
 struct RunResult {
   RunStats stats;
-  int concurrency = 0;       // connections kept busy (closed loop N)
-  int threads = 0;           // worker threads
-  double duration_s = 0;     // the measured phase, seconds
-  bool interrupted = false;  // ended early by the user
+  double target_rate_rps = 0;  // open loop: the arrival rate asked for; 0 in closed loop
+  int concurrency = 0;         // closed loop: N connections kept busy; open loop: max connections
+  int threads = 0;             // worker threads
+  double duration_s = 0;       // the measured phase, seconds
+  bool interrupted = false;    // ended early by the user
 
   // Successful responses per second over the measured phase (req/s).
   double throughput_rps() const {
@@ -91,6 +117,16 @@ struct RunResult {
   // (Little 1961). In a closed loop it should equal `concurrency`.
   double littles_n() const {
     return stats.latency_ns.count() == 0 ? 0.0 : throughput_rps() * stats.latency_ns.mean() / 1e9;
+  }
+  bool open_loop() const { return target_rate_rps > 0; }
+  // Open loop: requests actually sent per second of the measured phase (req/s).
+  double achieved_rate_rps() const {
+    return duration_s > 0 ? static_cast<double>(stats.sent_in_phase) / duration_s : 0.0;
+  }
+  // Mean number of requests in the system (waiting for a connection or in flight) over the
+  // measured phase: Little's L measured directly, to compare with X * mean R.
+  double mean_in_system() const {
+    return duration_s > 0 ? stats.in_system_ns / (duration_s * 1e9) : 0.0;
   }
   // Client CPU time over the workers' wall time, in cores (0..threads): 1.0 is one busy core.
   double client_cpu_cores() const {

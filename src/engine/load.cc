@@ -1,12 +1,14 @@
 #include "engine/load.h"
 
 #include <fmt/format.h>
+#include <sys/resource.h>
 
+#include <cmath>
 #include <memory>
 #include <thread>
 #include <vector>
 
-#include "engine/closed_loop.h"
+#include "engine/worker.h"
 #include "net/socket.h"
 
 namespace knee::engine {
@@ -33,12 +35,32 @@ Status LoadOptions::validate() const {
   if (timeout.count() <= 0) {
     return Status::invalid_argument("--timeout: must be above 0, e.g. 10s");
   }
+  if (rate_rps && !(*rate_rps > 0 && std::isfinite(*rate_rps))) {
+    return Status::invalid_argument("-r/--rate: must be a number of requests per second above 0");
+  }
   if (request.url.scheme != "http") {
     return Status::invalid_argument(fmt::format(
         "URL {}: only http:// is supported so far (https is planned)", request.url.to_string()));
   }
   return Status::ok();
 }
+
+int LoadOptions::default_open_loop_connections(double rate_rps) {
+  return static_cast<int>(std::clamp(std::ceil(rate_rps * 0.25), 16.0, 4096.0));
+}
+
+namespace {
+
+// Lets a run open as many sockets as the hard limit allows (the soft limit is often 1024).
+void raise_fd_limit() {
+  rlimit r{};
+  if (getrlimit(RLIMIT_NOFILE, &r) == 0 && r.rlim_cur < r.rlim_max) {
+    r.rlim_cur = r.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &r);
+  }
+}
+
+}  // namespace
 
 Result<core::RunResult> run_load(const LoadOptions& options, const RunControl& control) {
   if (Status s = options.validate(); !s) return s;
@@ -64,7 +86,8 @@ Result<core::RunResult> run_load(const LoadOptions& options, const RunControl& c
   phases.measure_until = phases.measure_from + options.duration;
   phases.grace = options.grace_or_default();
 
-  std::vector<std::unique_ptr<ClosedLoopWorker>> workers;
+  raise_fd_limit();
+  std::vector<std::unique_ptr<Worker>> workers;
   uint64_t next_connection = 0;
   for (int t = 0; t < options.threads; ++t) {
     WorkerConfig cfg;
@@ -78,7 +101,10 @@ Result<core::RunResult> run_load(const LoadOptions& options, const RunControl& c
     cfg.phases = phases;
     cfg.clock = &clock;
     cfg.interrupt = control.interrupt;
-    workers.push_back(std::make_unique<ClosedLoopWorker>(cfg));
+    if (options.rate_rps) {
+      cfg.schedule.emplace(options.arrival, *options.rate_rps, options.seed, t, options.threads);
+    }
+    workers.push_back(std::make_unique<Worker>(std::move(cfg)));
   }
 
   std::vector<Status> outcomes(workers.size());
@@ -92,12 +118,18 @@ Result<core::RunResult> run_load(const LoadOptions& options, const RunControl& c
 
   core::RunResult result;
   result.concurrency = options.connections;
+  result.target_rate_rps = options.rate_rps.value_or(0.0);
   result.threads = options.threads;
   result.duration_s = std::chrono::duration<double>(options.duration).count();
   for (size_t t = 0; t < workers.size(); ++t) {
     if (!outcomes[t]) return outcomes[t];
     result.stats.merge(workers[t]->stats());
     result.interrupted = result.interrupted || workers[t]->interrupted();
+  }
+  if (result.interrupted) {  // the measured phase ended when the user stopped it
+    core::TimePoint end = std::min(clock.now(), phases.measure_until);
+    result.duration_s =
+        std::max(0.0, std::chrono::duration<double>(end - phases.measure_from).count());
   }
   return result;
 }

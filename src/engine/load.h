@@ -2,9 +2,13 @@
 // run_load(), which resolves the target, checks it is reachable, drives it from `threads` worker
 // threads (each with its own event loop, connections and RunStats) and folds their statistics.
 //
-// Closed loop (the only mode so far): every connection keeps exactly one request in flight and
-// sends the next only when the previous response is complete, so `connections` is the N of
-// Little's law N = X * R (seed 002, principle 2).
+// Closed loop (default): every connection keeps exactly one request in flight and sends the next
+// only when the previous response is complete, so `connections` is the N of Little's law
+// N = X * R (seed 002, principle 2).
+// Open loop (rate_rps set): requests are sent at the intended times of one global arrival
+// schedule (uniform or Poisson) whatever the server does, over a pool of at most `connections`;
+// latency is measured from the intended time (no coordinated omission: Tene, "How NOT to
+// measure latency"; wrk2).
 //
 // Phases, measured from one start time shared by all workers:
 //   [start, start+warmup)            requests flow, their samples are discarded (warmup_requests)
@@ -21,6 +25,7 @@
 #include "core/clock.h"
 #include "core/run_stats.h"
 #include "core/status.h"
+#include "engine/schedule.h"
 #include "http/request.h"
 
 namespace knee::engine {
@@ -33,6 +38,13 @@ struct LoadOptions {
   core::Nanos warmup = std::chrono::seconds(1);    // discarded phase, >= 0
   core::Nanos timeout = std::chrono::seconds(10);  // per request, > 0
   std::optional<core::Nanos> grace;                // after the duration; default timeout
+  std::optional<double> rate_rps;                  // open loop when set: arrivals/s, > 0
+  Arrival arrival = Arrival::kUniform;             // open loop: spacing of arrivals
+  uint64_t seed = 1;                               // open loop: Poisson RNG seed
+
+  // Open loop's default pool: enough connections for the rate at up to 250 ms of latency,
+  // between 16 and 4096 (Little: N = X * R).
+  static int default_open_loop_connections(double rate_rps);
 
   core::Nanos grace_or_default() const { return grace.value_or(timeout); }
   // The first invalid field as a message naming the flag, or ok.

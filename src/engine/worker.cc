@@ -1,5 +1,6 @@
-#include "engine/closed_loop.h"
+#include "engine/worker.h"
 
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -18,8 +19,9 @@ namespace {
 
 constexpr size_t kReadBufferBytes = 64 * 1024;
 constexpr auto kConnectRetryDelay = std::chrono::milliseconds(10);
+constexpr auto kLateThreshold = std::chrono::milliseconds(1);
 
-// How often in-flight requests are checked against the timeout: a tenth of it, 1..100 ms.
+// How often busy requests are checked against the timeout: a tenth of it, 1..100 ms.
 core::Nanos timeout_tick(core::Nanos timeout) {
   return std::clamp<core::Nanos>(timeout / 10, std::chrono::milliseconds(1),
                                  std::chrono::milliseconds(100));
@@ -27,29 +29,30 @@ core::Nanos timeout_tick(core::Nanos timeout) {
 
 }  // namespace
 
-ClosedLoopWorker::ClosedLoopWorker(WorkerConfig config)
+Worker::Worker(WorkerConfig config)
     : config_(std::move(config)),
       conns_(static_cast<size_t>(config_.connections)),
       read_buffer_(kReadBufferBytes) {}
 
-size_t ClosedLoopWorker::in_flight() const {
-  return static_cast<size_t>(std::count_if(conns_.begin(), conns_.end(), [](const Connection& c) {
-    return c.state == ConnState::kSending || c.state == ConnState::kReceiving;
-  }));
-}
-
-Status ClosedLoopWorker::run() {
+Status Worker::run() {
   auto created = net::EventLoop::create();
   if (!created) return created.status();
   net::EventLoop loop = std::move(created).value();
   loop_ = &loop;
+  // Wake-ups on time matter more than the kernel's default 50 us of timer coalescing.
+  prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
   const core::ClockSource& clock = *config_.clock;
   const core::Nanos tick = timeout_tick(config_.timeout);
   const core::Nanos cpu_start = core::thread_cpu_time();
-
   const TimePoint wall_start = clock.now();
   TimePoint now = wall_start;
-  for (uint32_t i = 0; i < conns_.size(); ++i) open(i, now);
+  in_system_since_ = now;
+
+  if (open_loop()) {
+    for (uint32_t i = static_cast<uint32_t>(conns_.size()); i-- > 0;) closed_.push_back(i);
+  } else {
+    for (uint32_t i = 0; i < conns_.size(); ++i) open(i, now);
+  }
 
   std::array<epoll_event, 256> events{};
   TimePoint next_tick = now + tick;
@@ -61,18 +64,15 @@ Status ClosedLoopWorker::run() {
         config_.interrupt->load(std::memory_order_relaxed)) {
       interrupted_ = true;
       grace_until = now;
-      begin_stopping(now);
+      begin_stopping();
     }
-    if (!stopping_ && now >= config_.phases.measure_until) begin_stopping(now);
+    if (open_loop()) release_due(now);
+    if (!stopping_ && now >= config_.phases.measure_until) begin_stopping();
+    if (open_loop()) dispatch_backlog(now);
     if (stopping_) {
-      if (in_flight() == 0) break;
+      if (in_flight_ == 0 && backlog_.empty()) break;
       if (now >= grace_until) {
-        for (uint32_t i = 0; i < conns_.size(); ++i) {
-          Connection& c = conns_[i];
-          if (c.state != ConnState::kSending && c.state != ConnState::kReceiving) continue;
-          if (c.measured) ++stats_.aborted;
-          close(i);
-        }
+        abort_all();
         break;
       }
     }
@@ -82,7 +82,10 @@ Status ClosedLoopWorker::run() {
     }
     retries_.pop_due(now, [&](Retry r) {
       Connection& c = conns_[r.index];
-      if (c.generation == r.generation && c.state == ConnState::kClosed && !stopping_) {
+      if (c.generation != r.generation || c.state != ConnState::kClosed || stopping_) return;
+      if (open_loop()) {
+        closed_.push_back(r.index);
+      } else {
         open(r.index, now);
       }
     });
@@ -90,10 +93,18 @@ Status ClosedLoopWorker::run() {
     TimePoint deadline = next_tick;
     if (auto t = retries_.next_deadline()) deadline = std::min(deadline, *t);
     deadline = std::min(deadline, stopping_ ? grace_until : config_.phases.measure_until);
+    if (open_loop() && !stopping_) {
+      deadline =
+          std::min(deadline, config_.phases.start + core::Nanos(config_.schedule->next_ns()));
+    }
     auto n = loop.wait(events, deadline);
     if (!n) {
       status = n.status();
       break;
+    }
+    if (*n == 0) {
+      TimePoint woke = clock.now();
+      if (woke >= deadline) stats_.loop_lag_ns.record(core::elapsed_ns(deadline, woke));
     }
     for (int k = 0; k < *n; ++k) {
       const epoll_event& e = events[static_cast<size_t>(k)];
@@ -101,13 +112,67 @@ Status ClosedLoopWorker::run() {
     }
   }
   for (uint32_t i = 0; i < conns_.size(); ++i) close(i);
-  stats_.client_cpu_ns = (core::thread_cpu_time() - cpu_start).count();
+  change_in_system(clock.now(), 0);
+  const int64_t cpu_ns = (core::thread_cpu_time() - cpu_start).count();
+  stats_.client_cpu_ns = cpu_ns;
   stats_.client_wall_ns = core::elapsed_ns(wall_start, clock.now());
+  if (stats_.client_wall_ns > 0) {
+    stats_.max_thread_cpu_share =
+        static_cast<double>(cpu_ns) / static_cast<double>(stats_.client_wall_ns);
+  }
   loop_ = nullptr;
   return status;
 }
 
-void ClosedLoopWorker::open(uint32_t i, TimePoint now) {
+// Open loop: moves every arrival whose intended time has come into the backlog.
+void Worker::release_due(TimePoint now) {
+  ArrivalSchedule& schedule = *config_.schedule;
+  while (true) {
+    TimePoint intended = config_.phases.start + core::Nanos(schedule.next_ns());
+    if (intended > now || intended >= config_.phases.measure_until) break;
+    bool measured = intended >= config_.phases.measure_from;
+    if (measured) ++stats_.sent;
+    backlog_.push_back(Due{intended, measured});
+    change_in_system(intended, +1);
+    schedule.advance();
+  }
+  stats_.max_backlog = std::max<uint64_t>(stats_.max_backlog, backlog_.size());
+}
+
+// Open loop: hands waiting requests to idle connections, opening new ones (up to the maximum)
+// while more requests wait than connections are being opened.
+void Worker::dispatch_backlog(TimePoint now) {
+  while (!backlog_.empty()) {
+    if (!idle_.empty()) {
+      uint32_t i = idle_.back();
+      idle_.pop_back();
+      if (conns_[i].state != ConnState::kIdle) continue;  // closed while idle
+      Due due = backlog_.front();
+      backlog_.pop_front();
+      start_request(i, now, due.intended_at, due.measured);
+      continue;
+    }
+    if (backlog_.size() <= connecting_ || closed_.empty()) break;
+    uint32_t i = closed_.back();
+    closed_.pop_back();
+    if (conns_[i].state != ConnState::kClosed) continue;
+    open(i, now);
+  }
+}
+
+void Worker::change_in_system(TimePoint now, int delta) {
+  // Integrates the count over the measured phase only.
+  TimePoint from = std::max(in_system_since_, config_.phases.measure_from);
+  TimePoint to = std::min(now, config_.phases.measure_until);
+  if (to > from && in_system_ > 0) {
+    stats_.in_system_ns +=
+        static_cast<double>(in_system_) * static_cast<double>(core::elapsed_ns(from, to));
+  }
+  if (now > in_system_since_) in_system_since_ = now;
+  in_system_ += delta;
+}
+
+void Worker::open(uint32_t i, TimePoint now) {
   Connection& c = conns_[i];
   if (c.opened_before && now >= config_.phases.measure_from) ++stats_.reconnects;
   c.opened_before = true;
@@ -120,6 +185,7 @@ void ClosedLoopWorker::open(uint32_t i, TimePoint now) {
   }
   c.fd = std::move(fd).value();
   c.state = ConnState::kConnecting;
+  ++connecting_;
   c.sent_at = now;  // connect start, for the connect timeout
   c.write_armed = true;
   if (!loop_->add(c.fd.get(), EPOLLOUT, i)) {
@@ -128,7 +194,7 @@ void ClosedLoopWorker::open(uint32_t i, TimePoint now) {
   }
 }
 
-void ClosedLoopWorker::on_event(uint32_t i, uint32_t events) {
+void Worker::on_event(uint32_t i, uint32_t events) {
   Connection& c = conns_[i];
   switch (c.state) {
     case ConnState::kConnecting:
@@ -142,29 +208,50 @@ void ClosedLoopWorker::on_event(uint32_t i, uint32_t events) {
     case ConnState::kReceiving:
       read_some(i);
       break;
+    case ConnState::kIdle: {
+      // The server closed (or wrote to) a connection with nothing in flight: drop it quietly;
+      // the next one opened counts as a reconnect.
+      char b;
+      ssize_t n = ::recv(c.fd.get(), &b, 1, MSG_PEEK);
+      if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) || n > 0) {
+        close(i);
+        closed_.push_back(i);
+      }
+      break;
+    }
     case ConnState::kClosed:
       break;
   }
 }
 
-void ClosedLoopWorker::on_connected(uint32_t i) {
+void Worker::on_connected(uint32_t i) {
   Connection& c = conns_[i];
   TimePoint now = config_.clock->now();
   int err = net::connect_error(c.fd.get());
   if (err != 0) {
     if (in_measured_phase(now)) stats_.count_error(ErrorKind::kConnect, core::errno_name(err));
     close(i);
-    if (!stopping_) retries_.push(now + kConnectRetryDelay, Retry{i, c.generation});
+    if (!stopping_ || open_loop()) retries_.push(now + kConnectRetryDelay, Retry{i, c.generation});
     return;
   }
+  --connecting_;
+  if (open_loop()) {
+    c.state = ConnState::kIdle;
+    loop_->modify(c.fd.get(), EPOLLIN, i);
+    c.write_armed = false;
+    idle_.push_back(i);
+    dispatch_backlog(now);
+    return;
+  }
+  c.state = ConnState::kIdle;
   if (stopping_) {
     close(i);
     return;
   }
-  start_request(i, now);
+  start_request(i, now, now, in_measured_phase(now));
 }
 
-void ClosedLoopWorker::start_request(uint32_t i, TimePoint now) {
+void Worker::start_request(uint32_t i, TimePoint now, TimePoint intended, bool measured) {
   Connection& c = conns_[i];
   const http::RequestTemplate& request = *config_.request;
   if (request.has_placeholders()) {
@@ -176,14 +263,25 @@ void ClosedLoopWorker::start_request(uint32_t i, TimePoint now) {
   ++c.seq;
   c.written = 0;
   c.parser.reset(request.is_head());
-  c.measured = in_measured_phase(now);
-  if (c.measured) ++stats_.sent;
+  c.measured = measured;
+  c.intended_at = intended;
   c.sent_at = now;
+  if (open_loop()) {
+    if (measured) {
+      core::Nanos lag = now - intended;
+      stats_.send_lag_ns.record(lag.count());
+      if (lag > kLateThreshold) ++stats_.late;
+      if (now < config_.phases.measure_until) ++stats_.sent_in_phase;
+    }
+  } else if (measured) {
+    ++stats_.sent;
+  }
   c.state = ConnState::kSending;
+  ++in_flight_;
   write_some(i);
 }
 
-void ClosedLoopWorker::write_some(uint32_t i) {
+void Worker::write_some(uint32_t i) {
   Connection& c = conns_[i];
   const std::string& bytes = *c.bytes;
   while (c.written < bytes.size()) {
@@ -212,7 +310,7 @@ void ClosedLoopWorker::write_some(uint32_t i) {
   }
 }
 
-void ClosedLoopWorker::read_some(uint32_t i) {
+void Worker::read_some(uint32_t i) {
   Connection& c = conns_[i];
   while (true) {
     ssize_t n = ::recv(c.fd.get(), read_buffer_.data(), read_buffer_.size(), 0);
@@ -220,12 +318,11 @@ void ClosedLoopWorker::read_some(uint32_t i) {
       size_t len = static_cast<size_t>(n);
       size_t used = c.parser.feed(read_buffer_.data(), len);
       switch (c.parser.state()) {
-        case http::ResponseParser::State::kComplete: {
-          // Bytes after a complete response in a closed loop were never asked for: the
-          // connection's framing can no longer be trusted, so it is not reused.
+        case http::ResponseParser::State::kComplete:
+          // Bytes after a complete response were never asked for (one request in flight per
+          // connection): the connection's framing can no longer be trusted, so it is not reused.
           complete_request(i, config_.clock->now(), /*can_reuse=*/used == len);
           return;
-        }
         case http::ResponseParser::State::kError:
           fail_request(i, ErrorKind::kParse, c.parser.error());
           return;
@@ -235,14 +332,12 @@ void ClosedLoopWorker::read_some(uint32_t i) {
       }
     }
     if (n == 0) {
-      if (c.state == ConnState::kReceiving || c.state == ConnState::kSending) {
-        bool any = c.parser.received_any();
-        if (c.parser.on_eof() == http::ResponseParser::State::kComplete) {
-          complete_request(i, config_.clock->now(), /*can_reuse=*/false);
-          return;
-        }
-        fail_request(i, any ? ErrorKind::kEofMidResponse : ErrorKind::kClosedBeforeResponse, "EOF");
+      bool any = c.parser.received_any();
+      if (c.parser.on_eof() == http::ResponseParser::State::kComplete) {
+        complete_request(i, config_.clock->now(), /*can_reuse=*/false);
+        return;
       }
+      fail_request(i, any ? ErrorKind::kEofMidResponse : ErrorKind::kClosedBeforeResponse, "EOF");
       return;
     }
     if (errno == EINTR) continue;
@@ -254,7 +349,7 @@ void ClosedLoopWorker::read_some(uint32_t i) {
   }
 }
 
-void ClosedLoopWorker::complete_request(uint32_t i, TimePoint now, bool can_reuse) {
+void Worker::complete_request(uint32_t i, TimePoint now, bool can_reuse) {
   Connection& c = conns_[i];
   const int code = c.parser.status_code();
   if (c.measured) {
@@ -263,31 +358,50 @@ void ClosedLoopWorker::complete_request(uint32_t i, TimePoint now, bool can_reus
     if (code >= 400) {
       stats_.count_error(ErrorKind::kStatus, std::to_string(code));
     } else {
-      stats_.latency_ns.record(core::elapsed_ns(c.sent_at, now));
+      stats_.latency_ns.record(core::elapsed_ns(c.intended_at, now));
+      if (open_loop()) stats_.service_time_ns.record(core::elapsed_ns(c.sent_at, now));
     }
   } else {
     ++stats_.warmup_requests;
   }
-  if (stopping_) {
-    close(i);
-    return;
-  }
-  if (!can_reuse || !c.parser.keep_alive()) {
-    reconnect(i, now);
-    return;
-  }
-  start_request(i, now);
+  after_request(i, now, can_reuse && c.parser.keep_alive());
 }
 
-void ClosedLoopWorker::fail_request(uint32_t i, ErrorKind kind, std::string_view cause) {
+void Worker::fail_request(uint32_t i, ErrorKind kind, std::string_view cause) {
   Connection& c = conns_[i];
   if (c.measured) stats_.count_error(kind, cause);
-  close(i);
-  if (!stopping_) reconnect(i, config_.clock->now());
+  after_request(i, config_.clock->now(), /*can_reuse=*/false);
 }
 
-void ClosedLoopWorker::close(uint32_t i) {
+// The request on connection i has ended (completed or failed): reuse, replace or close it.
+void Worker::after_request(uint32_t i, TimePoint now, bool can_reuse) {
   Connection& c = conns_[i];
+  --in_flight_;
+  if (open_loop()) change_in_system(now, -1);
+  c.state = ConnState::kIdle;
+  if (open_loop()) {
+    if (!can_reuse) {
+      close(i);
+      closed_.push_back(i);
+    } else {
+      idle_.push_back(i);
+    }
+    dispatch_backlog(now);
+    return;
+  }
+  if (stopping_) {
+    close(i);
+  } else if (!can_reuse) {
+    reconnect(i, now);
+  } else {
+    start_request(i, now, now, in_measured_phase(now));
+  }
+}
+
+void Worker::close(uint32_t i) {
+  Connection& c = conns_[i];
+  if (busy(c)) --in_flight_;  // only when closed without after_request (aborts)
+  if (c.state == ConnState::kConnecting) --connecting_;
   if (c.fd.valid()) c.fd.reset();  // closing removes it from epoll
   c.state = ConnState::kClosed;
   c.write_armed = false;
@@ -295,31 +409,55 @@ void ClosedLoopWorker::close(uint32_t i) {
   ++c.generation;
 }
 
-void ClosedLoopWorker::reconnect(uint32_t i, TimePoint now) {
+void Worker::reconnect(uint32_t i, TimePoint now) {
   close(i);
   open(i, now);
 }
 
-void ClosedLoopWorker::check_timeouts(TimePoint now) {
+void Worker::check_timeouts(TimePoint now) {
   for (uint32_t i = 0; i < conns_.size(); ++i) {
     Connection& c = conns_[i];
-    if ((c.state == ConnState::kSending || c.state == ConnState::kReceiving) &&
-        now - c.sent_at >= config_.timeout) {
+    if (busy(c) && now - c.sent_at >= config_.timeout) {
       fail_request(i, ErrorKind::kTimeout, "");
     } else if (c.state == ConnState::kConnecting && now - c.sent_at >= config_.timeout) {
       if (in_measured_phase(now)) stats_.count_error(ErrorKind::kConnect, "timeout");
-      reconnect(i, now);
+      close(i);
+      if (open_loop()) {
+        closed_.push_back(i);
+      } else if (!stopping_) {
+        open(i, now);
+      }
     }
   }
 }
 
-void ClosedLoopWorker::begin_stopping(TimePoint now) {
-  (void)now;
+void Worker::begin_stopping() {
   stopping_ = true;
+  if (open_loop()) return;  // connections still serve the backlog during the grace period
   for (uint32_t i = 0; i < conns_.size(); ++i) {
     Connection& c = conns_[i];
-    if (c.state == ConnState::kClosed || c.state == ConnState::kConnecting) close(i);
+    if (c.state == ConnState::kClosed || c.state == ConnState::kConnecting ||
+        c.state == ConnState::kIdle) {
+      close(i);
+    }
   }
+}
+
+// The grace period is over: whatever is still waiting or in flight is aborted.
+void Worker::abort_all() {
+  TimePoint now = config_.clock->now();
+  for (uint32_t i = 0; i < conns_.size(); ++i) {
+    Connection& c = conns_[i];
+    if (!busy(c)) continue;
+    if (c.measured) ++stats_.aborted;
+    if (open_loop()) change_in_system(now, -1);
+    close(i);
+  }
+  for (const Due& due : backlog_) {
+    if (due.measured) ++stats_.aborted;
+    change_in_system(now, -1);
+  }
+  backlog_.clear();
 }
 
 }  // namespace knee::engine

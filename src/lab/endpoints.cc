@@ -87,6 +87,7 @@ Route route_of(std::string_view path) {
   if (path == "/fast") return Route::kFast;
   if (path == "/slow-async") return Route::kSlowAsync;
   if (path == "/slow-sync") return Route::kSlowSync;
+  if (path == "/stall") return Route::kStall;
   if (path == "/health") return Route::kHealth;
   return Route::kNone;
 }
@@ -195,6 +196,13 @@ void burn_thread_cpu(core::Nanos cpu) {
   const core::Nanos start = core::thread_cpu_time();
   while (core::thread_cpu_time() - start < cpu) {
   }
+}
+
+core::Nanos stall_delay(core::Nanos since_start, core::Nanos period, core::Nanos window,
+                        core::Nanos answer) {
+  const core::Nanos phase = since_start % period;
+  if (phase >= period - window) return period - phase;
+  return answer;
 }
 
 }  // namespace knee::lab

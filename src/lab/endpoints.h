@@ -25,6 +25,7 @@ enum class Route : uint8_t {
   kSlowAsync,  // /slow-async?ms=N: a timer wait; the loop stays free
   kSlowSync,   // /slow-sync?ms=N: N ms of CPU on the loop thread, blocking it
   kHealth,     // /health: instance, uptime and request counters
+  kStall,      // /stall?every=T&for=S&ms=D: answers in D ms, but holds arrivals in stall windows
 };
 
 // A request-target split into path and query (without '?', and without any '#fragment').
@@ -54,6 +55,14 @@ inline constexpr double kDefaultSlowMs = 50;
 // Parses the ms= value: digits with an optional fraction ("20", "0.5"), 0 to kMaxSlowMs.
 // Empty text gives kDefaultSlowMs. nullopt for anything else ("abc", "-1", "1e3", "60001").
 std::optional<double> parse_ms(std::string_view text);
+
+// How long /stall holds a request that arrives `since_start` after the server started: requests
+// arriving in the last `window` of every `period` (counted from server start) are held until that
+// window ends; all others are answered after `answer`. A test target for coordinated omission:
+// a closed-loop client with one connection sees one slow sample per window, an open-loop client
+// sees every request that was due during the window. Requires 0 <= window <= period, period > 0.
+core::Nanos stall_delay(core::Nanos since_start, core::Nanos period, core::Nanos window,
+                        core::Nanos answer);
 
 // Milliseconds as a duration, rounded to the nearest ns.
 core::Nanos ms_to_nanos(double ms);

@@ -57,7 +57,7 @@ enum class ConnState : uint8_t {
   kLingering,  // last response sent, write side shut; dropping input until EOF or timeout
 };
 
-enum class Pending : uint8_t { kNone, kTracking, kSlowAsync };
+enum class Pending : uint8_t { kNone, kTracking, kSlowAsync, kStall };
 
 struct Connection {
   explicit Connection(uint32_t index)
@@ -112,6 +112,9 @@ Worker::Worker(const ServerShared& shared, int index, net::EventLoop loop, net::
       FixedResponse::make(405, kJson, R"({"error":"method not allowed"})", "Allow: GET, HEAD\r\n");
   bad_ms_ = FixedResponse::make(
       400, kJson, R"({"error":"ms must be a number of milliseconds from 0 to 60000"})");
+  bad_stall_ = FixedResponse::make(
+      400, kJson,
+      R"json({"error":"every and for are seconds with 0 < for <= every, ms milliseconds (0 to 60000)"})json");
   bad_request_ = FixedResponse::make(400, kJson, R"({"error":"bad request"})");
   uri_too_long_ = FixedResponse::make(414, kJson, R"({"error":"request line too long"})");
   fields_too_large_ = FixedResponse::make(431, kJson, R"({"error":"header section too large"})");
@@ -448,6 +451,23 @@ void Worker::handle(Connection& c, const http::RequestHead& head) {
         respond(c, 200, mode, is_head);
         break;
       }
+      case Route::kStall: {
+        // every= and for= in seconds (defaults 10 and 1), ms= in ms (default 1).
+        auto param = [&](std::string_view name, double fallback) -> std::optional<double> {
+          if (!find_query_param(target.query, name, body_) || body_.empty()) return fallback;
+          return parse_ms(body_);
+        };
+        std::optional<double> every = param("every", 10), window = param("for", 1),
+                              ms = param("ms", 1);
+        if (!every || !window || !ms || *every <= 0 || *window > *every) {
+          respond_fixed(c, bad_stall_, mode, is_head);
+          break;
+        }
+        core::Nanos delay = stall_delay(Clock::now() - shared_.started, ms_to_nanos(*every * 1000),
+                                        ms_to_nanos(*window * 1000), ms_to_nanos(*ms));
+        wait_then_finish(Pending::kStall, static_cast<double>(delay.count()) / 1e6, delay);
+        break;
+      }
       case Route::kNone:
         break;
     }
@@ -466,9 +486,8 @@ void Worker::finish_pending(Connection& c) {
     append_json_string(body_, c.pending_id);
     body_.append(R"(,"state":"at transit hub","zone":"35","step":4})");
   } else {
-    fmt::format_to(std::back_inserter(body_),
-                   R"({{"ok":true,"mode":"async","ms":{},"instance":{}}})", c.pending_ms,
-                   instance_json_);
+    fmt::format_to(std::back_inserter(body_), R"({{"ok":true,"mode":"{}","ms":{},"instance":{}}})",
+                   c.pending == Pending::kStall ? "stall" : "async", c.pending_ms, instance_json_);
   }
   c.pending = Pending::kNone;
   respond(c, 200, mode, c.pending_head);

@@ -116,6 +116,7 @@ class Worker {
   FixedResponse not_found_;
   FixedResponse method_not_allowed_;
   FixedResponse bad_ms_;
+  FixedResponse bad_stall_;
   FixedResponse bad_request_;
   FixedResponse uri_too_long_;
   FixedResponse fields_too_large_;

@@ -25,6 +25,7 @@ struct LoadParams {
   double timeout_s = 0;
   double grace_s = 0;
   int threads = 1;
+  std::string arrival = "uniform";  // open loop only
 };
 
 struct RunReport {

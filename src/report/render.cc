@@ -83,10 +83,72 @@ json run_fields(const core::RunResult& r) {
               {"error_causes", s.causes},
               {"status", status},
               {"client_cpu_cores", r.client_cpu_cores()},
+              {"client_max_thread_cpu", s.max_thread_cpu_share},
+              {"loop_lag_ns", latency_json(s.loop_lag_ns)},
               {"interrupted", r.interrupted}};
 }
 
+// Open-loop figures, added to run_fields() when the run had a target rate.
+void add_open_loop_fields(const core::RunResult& r, json& j) {
+  const core::RunStats& s = r.stats;
+  j["mode"] = "open";
+  j["target_rate_rps"] = r.target_rate_rps;
+  j["achieved_rate_rps"] = r.achieved_rate_rps();
+  j["service_time_ns"] = latency_json(s.service_time_ns);
+  j["send_lag_ns"] = latency_json(s.send_lag_ns);
+  j["late"] = s.late;
+  j["max_backlog"] = s.max_backlog;
+  j["mean_in_system"] = r.mean_in_system();
+}
+
+std::string percentiles_ms(const core::Histogram& h) {
+  if (h.count() == 0) return "none";
+  return fmt::format("p50 {:.3f}  p99 {:.3f}  p99.9 {:.3f}  max {:.3f}",
+                     ms(static_cast<double>(h.value_at_percentile(50))),
+                     ms(static_cast<double>(h.value_at_percentile(99))),
+                     ms(static_cast<double>(h.value_at_percentile(99.9))),
+                     ms(static_cast<double>(h.max())));
+}
+
+std::string open_loop_text(const core::RunResult& r) {
+  const core::RunStats& s = r.stats;
+  std::string out;
+  out += fmt::format(
+      "  rate         {:.1f} req/s achieved of {:.1f} target; {} sent over 1 ms late; "
+      "largest backlog {}\n",
+      r.achieved_rate_rps(), r.target_rate_rps, s.late, s.max_backlog);
+  if (r.achieved_rate_rps() < 0.99 * r.target_rate_rps) {
+    out += "  WARNING: RATE NOT ACHIEVED (see the note below)\n";
+  }
+  out += fmt::format("  service (ms) {}   (from the actual send)\n",
+                     percentiles_ms(s.service_time_ns));
+  out +=
+      fmt::format("  send lag(ms) {}   (actual - intended send)\n", percentiles_ms(s.send_lag_ns));
+  return out;
+}
+
 }  // namespace
+
+std::vector<std::string> run_notes(const core::RunResult& r) {
+  std::vector<std::string> notes;
+  const core::Histogram& h = r.stats.latency_ns;
+  if (!r.open_loop() && h.count() > 0 && h.max() >= 10 * h.value_at_percentile(99) &&
+      h.max() > 10'000'000) {
+    notes.push_back(
+        "the slowest response took over 10x the p99. In a closed loop a connection sends nothing "
+        "while it waits, so a server stall delays the requests that would have been sent "
+        "meanwhile and they never measure it (coordinated omission). To see what users arriving "
+        "at a steady rate would see, run with -r RATE (open loop).");
+  }
+  if (r.open_loop() && r.achieved_rate_rps() < 0.99 * r.target_rate_rps) {
+    notes.push_back(fmt::format(
+        "the achieved rate {:.1f} req/s is below 99% of the target {:.1f}: the client could not "
+        "keep the schedule (connection pool exhausted, or the client is overloaded); latencies "
+        "include that wait, but the server was not offered the target rate.",
+        r.achieved_rate_rps(), r.target_rate_rps));
+  }
+  return notes;
+}
 
 json latency_json(const core::Histogram& h) {
   return json{{"min", h.min()},
@@ -105,19 +167,28 @@ std::string render_run_text(const RunReport& report) {
   const core::Histogram& h = s.latency_ns;
   std::string out;
   out += fmt::format("knee run {} {}\n", report.params.method, report.params.url);
-  out += fmt::format(
-      "  closed loop: {} connections, {} thread{}, {:.2f} s measured after {:.2f} s "
-      "warm-up\n",
-      r.concurrency, r.threads, r.threads == 1 ? "" : "s", r.duration_s, report.params.warmup_s);
+  if (r.open_loop()) {
+    out += fmt::format(
+        "  open loop: {:.0f} req/s target ({} arrivals), up to {} connections, {} "
+        "thread{}, {:.2f} s measured after {:.2f} s warm-up\n",
+        r.target_rate_rps, report.params.arrival, r.concurrency, r.threads,
+        r.threads == 1 ? "" : "s", r.duration_s, report.params.warmup_s);
+  } else {
+    out += fmt::format(
+        "  closed loop: {} connections, {} thread{}, {:.2f} s measured after "
+        "{:.2f} s warm-up\n",
+        r.concurrency, r.threads, r.threads == 1 ? "" : "s", r.duration_s, report.params.warmup_s);
+  }
   if (r.interrupted) out += "  INTERRUPTED: the run was stopped early; figures cover part of it\n";
   out += fmt::format("  requests     {} completed ({} ok), {} failed, {} aborted, {} reconnects\n",
                      s.completed, s.ok(), s.request_failures(), s.aborted, s.reconnects);
   out += fmt::format("  throughput   {:.1f} req/s\n", r.throughput_rps());
   if (h.count() > 0) {
     out += fmt::format(
-        "  latency (ms) min {:.3f}  mean {:.3f}  p50 {:.3f}  p90 {:.3f}  p99 {:.3f}  p99.9 {:.3f}  "
+        "  latency (ms) {}min {:.3f}  mean {:.3f}  p50 {:.3f}  p90 {:.3f}  p99 {:.3f}  p99.9 "
+        "{:.3f}  "
         "max {:.3f}\n",
-        ms(static_cast<double>(h.min())), ms(h.mean()),
+        r.open_loop() ? "from intended send: " : "", ms(static_cast<double>(h.min())), ms(h.mean()),
         ms(static_cast<double>(h.value_at_percentile(50))),
         ms(static_cast<double>(h.value_at_percentile(90))),
         ms(static_cast<double>(h.value_at_percentile(99))),
@@ -126,18 +197,27 @@ std::string render_run_text(const RunReport& report) {
     out += "  latency      no successful response\n";
   }
   out += fmt::format("  errors       {}\n", errors_text(s));
+  if (r.open_loop()) out += open_loop_text(r);
   const analysis::LittleCheck& l = report.little;
-  if (std::isfinite(l.ratio)) {
+  if (r.open_loop()) {
+    out += fmt::format("  Little's law mean in system L = {:.2f}, X * mean R = {:.2f}\n",
+                       r.mean_in_system(), r.littles_n());
+  } else if (std::isfinite(l.ratio)) {
     out += fmt::format("  Little's law N = {}, X * mean R = {:.2f} ({})\n", r.concurrency, l.n_eff,
                        l.holds ? "holds within 5%"
                                : "differs by more than 5%: fewer requests were in flight than N");
   }
-  out += fmt::format("  client CPU   {:.2f} cores\n", r.client_cpu_cores());
+  out += fmt::format("  client CPU   {:.2f} cores (busiest thread {:.0f}% of a core)\n",
+                     r.client_cpu_cores(), 100 * s.max_thread_cpu_share);
+  for (const std::string& note : run_notes(r)) out += fmt::format("  note: {}\n", note);
   return out;
 }
 
 json run_to_json(const RunReport& report) {
   json j = run_fields(report.result);
+  j["mode"] = "closed";
+  j["notes"] = run_notes(report.result);
+  if (report.result.open_loop()) add_open_loop_fields(report.result, j);
   j["schema_version"] = kSchemaVersion;
   j["kind"] = "run";
   j["target"] = report.target;

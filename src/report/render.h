@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "report/model.h"
 
@@ -22,6 +23,10 @@ nlohmann::json run_to_json(const RunReport& report);
 // X * mean R (Little's N), followed by the knee verdict with its rule, Little's law and warnings.
 std::string render_sweep_text(const SweepReport& report);
 nlohmann::json sweep_to_json(const SweepReport& report);
+
+// Plain-words notes on how to read a run: coordinated omission in a closed loop with a stall,
+// an open-loop rate that was not achieved. Empty when there is nothing to say.
+std::vector<std::string> run_notes(const core::RunResult& r);
 
 // Latency summary of one histogram in ns: {min, mean, p50, p90, p99, p999, max}.
 nlohmann::json latency_json(const core::Histogram& h);

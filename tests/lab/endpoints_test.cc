@@ -117,3 +117,27 @@ TEST(BurnThreadCpu, UsesAtLeastTheAskedCpuTime) {
 
 }  // namespace
 }  // namespace knee::lab
+
+namespace knee::lab {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+TEST(StallDelay, HoldsArrivalsInTheLastWindowOfEachPeriodUntilItEnds) {
+  // period 10 s, window 1 s, answer 1 ms: [9 s, 10 s) of every period is the stall window.
+  EXPECT_EQ(stall_delay(seconds(0), seconds(10), seconds(1), milliseconds(1)), milliseconds(1));
+  EXPECT_EQ(stall_delay(milliseconds(8999), seconds(10), seconds(1), milliseconds(1)),
+            milliseconds(1));
+  EXPECT_EQ(stall_delay(seconds(9), seconds(10), seconds(1), milliseconds(1)), seconds(1));
+  EXPECT_EQ(stall_delay(milliseconds(9750), seconds(10), seconds(1), milliseconds(1)),
+            milliseconds(250));
+  EXPECT_EQ(stall_delay(milliseconds(19900), seconds(10), seconds(1), milliseconds(1)),
+            milliseconds(100));
+  EXPECT_EQ(stall_delay(seconds(20), seconds(10), seconds(1), milliseconds(1)), milliseconds(1));
+}
+
+TEST(Routes, StallIsAnEndpoint) { EXPECT_EQ(route_of("/stall"), Route::kStall); }
+
+}  // namespace
+}  // namespace knee::lab
