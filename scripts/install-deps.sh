@@ -11,6 +11,10 @@ packages=(
   nlohmann-json3-dev                 # JSON output and parsing
   libgtest-dev libgmock-dev          # unit and end-to-end tests
   util-linux                         # taskset, used by bench/ scripts
+  zlib1g-dev                         # HdrHistogram log encoding: zlib-deflated V2 (report/hlog.cc)
+  libssl-dev                         # OpenSSL EVP base64 of hlog intervals (report/hlog.cc)
+  libhdrhistogram-java               # reference HdrHistogram jar: tests/report/java_compat.sh
+  default-jdk-headless               # javac/java for tests/report/java_compat.sh
 )
 
 missing=()

@@ -2,6 +2,9 @@
 
 #include <fmt/core.h>
 
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -68,6 +71,15 @@ Result<engine::LoadOptions> LoadFlags::to_options() const {
   engine::LoadOptions o;
   auto parsed = http::parse_url(url);
   if (!parsed) return parsed.status();
+  // Only {conn} and {seq} expand; anything else in braces is almost surely a typo.
+  for (size_t at = url.find('{'); at != std::string::npos; at = url.find('{', at + 1)) {
+    std::string_view rest = std::string_view(url).substr(at);
+    if (rest.rfind("{conn}", 0) != 0 && rest.rfind("{seq}", 0) != 0) {
+      return Status::invalid_argument(
+          fmt::format("URL: unknown placeholder at '{}'; only {{conn}} and {{seq}} expand",
+                      rest.substr(0, 12)));
+    }
+  }
   o.request.url = *parsed;
   o.request.method = method;
   for (const std::string& h : headers) {
@@ -85,8 +97,16 @@ Result<engine::LoadOptions> LoadFlags::to_options() const {
   }
   o.request.body = body;
   if (!body_file.empty()) {
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(body_file, ec)) {
+      return Status::invalid_argument(fmt::format("--body-file: '{}' is not a readable file{}",
+                                                  body_file, ec ? " (" + ec.message() + ")" : ""));
+    }
     std::ifstream in(body_file, std::ios::binary);
-    if (!in) return Status::io_error(fmt::format("--body-file: cannot read '{}'", body_file));
+    if (!in) {
+      return Status::invalid_argument(
+          fmt::format("--body-file: cannot read '{}': {}", body_file, std::strerror(errno)));
+    }
     std::ostringstream ss;
     ss << in.rdbuf();
     o.request.body = ss.str();

@@ -46,6 +46,13 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
+  } catch (const CLI::RequiredError& e) {
+    if (argc > 1 && argv[1][0] != '-' && app.get_subcommands().empty()) {
+      fmt::print(stderr, "knee: unknown command '{}'; use one of sweep, run, serve\n", argv[1]);
+      return knee::cli::kExitBadInput;
+    }
+    fmt::print(stderr, "knee: {}\nRun 'knee --help' for the accepted options.\n", e.what());
+    return knee::cli::kExitBadInput;
   } catch (const CLI::ParseError& e) {
     fmt::print(stderr, "knee: {}\nRun 'knee {}--help' for the accepted options.\n", e.what(),
                [&]() -> std::string {

@@ -1,8 +1,10 @@
 // `knee sweep [URL]`: the main job. Runs closed-loop levels of concurrency against one target,
-// prints the seed's table with X * mean R, marks the knee, checks Little's law. Without a URL it
-// measures the built-in lab server, started as a child process on its own CPU.
+// prints the seed's table with X * mean R, marks the knee, checks Little's law and names the
+// saturated resource of every level. Without a URL it measures the built-in lab server, started
+// as a child process on its own CPU.
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <fstream>
 #include <optional>
 
@@ -12,15 +14,18 @@
 #include "cli/lab_child.h"
 #include "cli/load_flags.h"
 #include "core/units.h"
-#include "http/url.h"
 #include "probes/host_context.h"
+#include "probes/use.h"
 #include "report/render.h"
 
 namespace knee::cli {
 namespace {
 
+using core::Status;
+
 // The seed's tracking client: one tracking number per connection and request.
 constexpr const char* kLabPath = "/tracking?no=G{conn}-{seq}";
+constexpr int kMaxServerThreads = 1024;
 
 class SweepCommand final : public Subcommand {
  public:
@@ -28,7 +33,15 @@ class SweepCommand final : public Subcommand {
     flags_.add_to(app, /*url_required=*/false, /*with_connections=*/false);
     app.add_option("--levels", levels_, "Concurrency levels, comma-separated, increasing")
         ->capture_default_str();
+    app.add_option("--repeat", repeat_,
+                   "Independent runs per level; figures become median (min-max)")
+        ->capture_default_str();
     app.add_option("--json", json_path_, "Write the whole result as JSON to FILE ('-': stdout)");
+    app.add_option("--server-pid", server_pid_,
+                   "With a URL: the server's process id, to report its CPU, threads and memory");
+    app.add_option("--sample-every", sample_every_,
+                   "How often the host's resources are sampled during each level")
+        ->capture_default_str();
     app.add_option("--server-wait", server_wait_,
                    "Built-in server (no URL): wait per tracking request, on a timer")
         ->capture_default_str();
@@ -41,31 +54,65 @@ class SweepCommand final : public Subcommand {
   }
 
   int run() override {
+    // Everything the user typed is checked before anything starts.
     auto levels = core::parse_positive_int_list(levels_);
     if (!levels) {
       return report_failure(
-          core::Status::invalid_argument(fmt::format("--levels: {}", levels.status().message())));
+          Status::invalid_argument(fmt::format("--levels: {}", levels.status().message())));
     }
     for (size_t i = 1; i < levels->size(); ++i) {
       if ((*levels)[i] <= (*levels)[i - 1]) {
-        return report_failure(core::Status::invalid_argument(
+        return report_failure(Status::invalid_argument(
             fmt::format("--levels: '{}' must be strictly increasing, like 1,2,4,8", levels_)));
       }
     }
-    for (const char* flag : {"--server-wait", "--server-cpu"}) {
-      const std::string& v = std::string(flag) == "--server-wait" ? server_wait_ : server_cpu_;
-      if (auto d = core::parse_duration(v); !d) {
-        return report_failure(
-            core::Status::invalid_argument(fmt::format("{}: {}", flag, d.status().message())));
-      }
+    if (repeat_ < 1 || repeat_ > 100) {
+      return report_failure(Status::invalid_argument("--repeat: give a count from 1 to 100"));
     }
-    if (server_threads_ < 1) {
-      return report_failure(core::Status::invalid_argument("--server-threads: must be 1 or more"));
+    auto sample_every = core::parse_duration(sample_every_);
+    if (!sample_every || *sample_every < std::chrono::milliseconds(10)) {
+      return report_failure(
+          Status::invalid_argument("--sample-every: give a duration of at least 10ms, e.g. 250ms"));
+    }
+    const bool builtin = flags_.url.empty();
+    if (builtin) {
+      for (auto [flag, value] :
+           {std::pair{"--server-wait", &server_wait_}, std::pair{"--server-cpu", &server_cpu_}}) {
+        if (auto d = core::parse_duration(*value); !d) {
+          return report_failure(
+              Status::invalid_argument(fmt::format("{}: {}", flag, d.status().message())));
+        }
+      }
+      if (server_threads_ < 1 || server_threads_ > kMaxServerThreads) {
+        return report_failure(Status::invalid_argument(
+            fmt::format("--server-threads: give a count from 1 to {}", kMaxServerThreads)));
+      }
+      if (server_pid_) {
+        return report_failure(Status::invalid_argument(
+            "--server-pid: only with a URL; without one knee knows its own server"));
+      }
+    } else if (server_wait_ != "3ms" || server_cpu_ != "0.2ms" || server_threads_ != 1) {
+      return report_failure(Status::invalid_argument(
+          "--server-wait/--server-cpu/--server-threads: only without a URL (they configure the "
+          "built-in lab server)"));
+    }
+    // Validate the load flags with the largest level as the connection count.
+    flags_.connections = static_cast<int>(levels->back());
+    if (builtin) flags_.url = std::string("http://127.0.0.1:1") + kLabPath;
+    auto checked = flags_.to_options();
+    if (!checked) return report_failure(checked.status());
+    std::ofstream json_file;
+    if (!json_path_.empty() && json_path_ != "-") {
+      json_file.open(json_path_);
+      if (!json_file) {
+        return report_failure(Status::invalid_argument(
+            fmt::format("--json: cannot write '{}'; give a writable file path", json_path_)));
+      }
     }
 
     std::optional<LabChild> lab;
     std::string target;
-    const bool builtin = flags_.url.empty();
+    std::optional<int> server_pid = server_pid_;
     if (builtin) {
       std::vector<int> cpus = allowed_cpus();
       int server_cpu = cpus.size() >= 2 ? cpus.front() : -1;
@@ -74,10 +121,11 @@ class SweepCommand final : public Subcommand {
                                    server_cpu);
       if (!child) return report_failure(child.status());
       lab.emplace(std::move(child).value());
+      server_pid = lab->pid();
       std::string pinning = "server and client share the CPUs (fewer than 2 available)";
       if (server_cpu >= 0) {
         std::vector<int> client(cpus.begin() + 1, cpus.end());
-        if (core::Status s = pin_to(client); !s) return report_failure(s);
+        if (Status s = pin_to(client); !s) return report_failure(s);
         pinning = fmt::format("server pinned to CPU {}, client to CPU {}", server_cpu,
                               client.size() == 1 ? std::to_string(client[0]) : "the others");
       }
@@ -90,43 +138,73 @@ class SweepCommand final : public Subcommand {
     } else {
       target = flags_.url;
     }
-
     auto options = flags_.to_options();
     if (!options) return report_failure(options.status());
+
     const std::atomic<bool>& interrupt = install_interrupt_handler();
-    engine::RunControl control;
-    control.interrupt = &interrupt;
-
     std::string started_at = now_iso8601();
-    std::vector<core::RunResult> results;
+    std::vector<std::vector<core::RunResult>> results;
+    std::vector<std::string> warnings;
+    bool interrupted = false;
+    std::optional<Status> failed;
     for (int64_t level : *levels) {
-      engine::LoadOptions o = *options;
-      o.connections = static_cast<int>(level);
-      o.threads = std::min(options->threads, o.connections);
-      auto r = engine::run_load(o, control);
-      if (!r) return report_failure(r.status());
-      results.push_back(std::move(r).value());
-      if (results.back().interrupted) break;
+      std::vector<core::RunResult> repeats;
+      for (int k = 0; k < repeat_ && !interrupted && !failed; ++k) {
+        engine::LoadOptions o = *options;
+        o.connections = static_cast<int>(level);
+        o.threads = std::min(options->threads, o.connections);
+        probes::UseSampler sampler(
+            probes::FsReader("/"),
+            std::chrono::duration_cast<std::chrono::milliseconds>(*sample_every));
+        std::optional<core::ResourceUse> use;
+        engine::RunControl control;
+        control.interrupt = &interrupt;
+        control.on_measure_start = [&] { sampler.start(server_pid); };
+        control.on_measure_end = [&] { use = sampler.stop(); };
+        auto r = engine::run_load(o, control);
+        if (sampler.running()) use = sampler.stop();
+        if (!r) {
+          failed = r.status();
+          break;
+        }
+        r->use = use;
+        if (r->interrupted) {
+          interrupted = true;
+          break;
+        }
+        repeats.push_back(std::move(r).value());
+      }
+      if (interrupted || failed) {
+        warnings.push_back(fmt::format("{} during concurrency {}: that level is left out{}",
+                                       interrupted ? "interrupted" : "failed", level,
+                                       failed ? ": " + failed->message() : ""));
+        break;
+      }
+      results.push_back(std::move(repeats));
     }
-    bool interrupted = !results.empty() && results.back().interrupted;
     if (lab) lab->stop();
+    if (failed && results.empty()) return report_failure(*failed);
 
-    report::SweepReport rep =
-        report::analyse_sweep(target, started_at, load_params(*options, flags_.url),
-                              std::move(results), probes::read_host_context(probes::FsReader()));
-    if (interrupted) rep.warnings.push_back("interrupted: the sweep was stopped early");
+    report::LoadParams params = load_params(*options, flags_.url);
+    params.repeats = repeat_;
+    report::SweepReport rep = report::analyse_sweep(target, started_at, params, std::move(results),
+                                                    probes::read_host_context(probes::FsReader()));
+    rep.warnings.insert(rep.warnings.end(), warnings.begin(), warnings.end());
     if (json_path_ != "-") fmt::print("{}", report::render_sweep_text(rep));
     if (!json_path_.empty()) {
       std::string text = report::sweep_to_json(rep).dump(2) + "\n";
       if (json_path_ == "-") {
         fmt::print("{}", text);
       } else {
-        std::ofstream out(json_path_);
-        out << text;
-        if (!out) {
-          return report_failure(core::Status::io_error("--json: cannot write " + json_path_));
-        }
+        json_file << text;
+        json_file.close();
+        if (!json_file)
+          return report_failure(Status::io_error("--json: cannot write " + json_path_));
       }
+    }
+    if (failed) {
+      fmt::print(stderr, "knee: {}\n", failed->message());
+      return kExitRunFailed;
     }
     return interrupted ? 130 : kExitOk;
   }
@@ -134,7 +212,10 @@ class SweepCommand final : public Subcommand {
  private:
   LoadFlags flags_;
   std::string levels_ = "1,2,4,8,16,32,64";
+  int repeat_ = 1;
   std::string json_path_;
+  std::optional<int> server_pid_;
+  std::string sample_every_ = "250ms";
   std::string server_wait_ = "3ms";
   std::string server_cpu_ = "0.2ms";
   int server_threads_ = 1;

@@ -2,6 +2,8 @@
 
 #include <time.h>
 
+#include <cstdio>
+
 namespace knee::core {
 namespace {
 
@@ -19,6 +21,15 @@ const ClockSource& steady_clock_source() {
 }
 
 Nanos thread_cpu_time() { return read_clock(CLOCK_THREAD_CPUTIME_ID); }
+Nanos thread_runqueue_wait() {
+  std::FILE* f = std::fopen("/proc/thread-self/schedstat", "r");
+  if (f == nullptr) return Nanos(0);
+  unsigned long long on_cpu = 0, waiting = 0;
+  int n = std::fscanf(f, "%llu %llu", &on_cpu, &waiting);
+  std::fclose(f);
+  return Nanos(n == 2 ? static_cast<int64_t>(waiting) : 0);
+}
+
 Nanos process_cpu_time() { return read_clock(CLOCK_PROCESS_CPUTIME_ID); }
 
 Nanos steady_clock_resolution() {

@@ -32,6 +32,10 @@ const ClockSource& steady_clock_source();
 
 // CPU time consumed so far by the calling thread (CLOCK_THREAD_CPUTIME_ID), in ns.
 Nanos thread_cpu_time();
+// Time the calling thread has spent runnable but waiting for a CPU (the run queue), in ns, from
+// /proc/thread-self/schedstat (second field; kernel Documentation/scheduler/sched-stats.rst).
+// 0 when the kernel does not provide it. CPU time + this wait = the CPU the thread asked for.
+Nanos thread_runqueue_wait();
 // CPU time consumed so far by the whole process (CLOCK_PROCESS_CPUTIME_ID), in ns.
 Nanos process_cpu_time();
 // Resolution the kernel reports for steady_clock's clock (clock_getres(CLOCK_MONOTONIC)), in ns.

@@ -17,10 +17,12 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include "core/histogram.h"
+#include "core/resource_use.h"
 
 namespace knee::core {
 
@@ -73,6 +75,10 @@ struct RunStats {
   int64_t client_wall_ns = 0;  // wall time the workers ran, warm-up and grace included (max)
   // The busiest worker thread's CPU time over its wall time, 0..1 (max over workers).
   double max_thread_cpu_share = 0;
+  // The busiest worker thread's CPU time plus its time waiting for a CPU (run queue), over its
+  // wall time, 0..1 (max over workers): how much of a core it asked for. At 0.9 or more the
+  // client, not the server, set the pace (it was busy, or another process held its CPU).
+  double max_thread_cpu_demand = 0;
   // Open loop: measured requests sent before the measured phase ended (for the achieved rate),
   // those sent more than 1 ms after their intended time, and the largest number of requests due
   // but waiting for a connection.
@@ -108,6 +114,8 @@ struct RunResult {
   int threads = 0;             // worker threads
   double duration_s = 0;       // the measured phase, seconds
   bool interrupted = false;    // ended early by the user
+  // The host's resources over the measured phase, when they were sampled (probes/use.h).
+  std::optional<ResourceUse> use;
 
   // Successful responses per second over the measured phase (req/s).
   double throughput_rps() const {

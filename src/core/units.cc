@@ -23,7 +23,11 @@ Result<Nanos> parse_duration(std::string_view text) {
   if (ec != std::errc() || ptr != text.data() + i) return fail("bad number");
   std::string_view unit = text.substr(i);
   double scale_ns = 0;
-  if (unit.empty() || unit == "s") {
+  if (unit.empty()) {
+    // A bare number is ambiguous (is --cpu 10 ten seconds or ten ms?); only 0 needs no unit.
+    if (value != 0) return fail("no unit");
+    scale_ns = 1;
+  } else if (unit == "s") {
     scale_ns = 1e9;
   } else if (unit == "ms") {
     scale_ns = 1e6;

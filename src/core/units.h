@@ -14,9 +14,10 @@
 
 namespace knee::core {
 
-// Parses a non-negative duration: a decimal number with an optional unit suffix
-// ns, us, ms, s (the default when no suffix), m, h. "2s", "1.5s", "500ms", "2" -> 2 s.
-// Errors (kInvalidArgument): empty text, a negative value, an unknown unit, trailing garbage.
+// Parses a non-negative duration: a decimal number with a unit suffix ns, us, ms, s, m, h:
+// "2s", "1.5s", "500ms". Only "0" may omit the unit: a bare "10" is refused rather than guessed.
+// Errors (kInvalidArgument): empty text, a negative value, a missing or unknown unit, trailing
+// garbage.
 Result<Nanos> parse_duration(std::string_view text);
 
 // Parses "1,2,4,8" into {1,2,4,8}. Every element must be an integer in [1, max_value].

@@ -35,6 +35,14 @@ Status LoadOptions::validate() const {
   if (timeout.count() <= 0) {
     return Status::invalid_argument("--timeout: must be above 0, e.g. 10s");
   }
+  rlimit files{};
+  if (getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_max != RLIM_INFINITY &&
+      static_cast<rlim_t>(connections) + 32 > files.rlim_max) {
+    return Status::invalid_argument(fmt::format(
+        "-c/--connections: {} connections need as many file descriptors, but this process may "
+        "open at most {} (ulimit -Hn); lower -c or raise the limit",
+        connections, files.rlim_max));
+  }
   if (rate_rps && !(*rate_rps > 0 && std::isfinite(*rate_rps))) {
     return Status::invalid_argument("-r/--rate: must be a number of requests per second above 0");
   }
@@ -109,11 +117,28 @@ Result<core::RunResult> run_load(const LoadOptions& options, const RunControl& c
 
   std::vector<Status> outcomes(workers.size());
   {
+    std::atomic<size_t> running{workers.size()};
     std::vector<std::jthread> threads;
-    for (size_t t = 1; t < workers.size(); ++t) {
-      threads.emplace_back([&, t] { outcomes[t] = workers[t]->run(); });
+    for (size_t t = 0; t < workers.size(); ++t) {
+      threads.emplace_back([&, t] {
+        outcomes[t] = workers[t]->run();
+        running.fetch_sub(1);
+      });
     }
-    outcomes[0] = workers[0]->run();
+    // The calling thread only marks the measured phase for the hooks.
+    auto wait_until = [&](core::TimePoint when) {
+      while (running.load() > 0 && clock.now() < when &&
+             !(control.interrupt != nullptr && control.interrupt->load())) {
+        auto left = when - clock.now();
+        std::this_thread::sleep_for(std::min<core::Nanos>(left, std::chrono::milliseconds(20)));
+      }
+    };
+    wait_until(phases.measure_from);
+    if (control.on_measure_start && running.load() > 0) {
+      control.on_measure_start();
+      wait_until(phases.measure_until);
+      if (control.on_measure_end) control.on_measure_end();
+    }
   }  // joins
 
   core::RunResult result;

@@ -20,6 +20,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <optional>
 
 #include "core/clock.h"
@@ -54,6 +55,11 @@ struct LoadOptions {
 struct RunControl {
   const core::ClockSource* clock = &core::steady_clock_source();
   const std::atomic<bool>* interrupt = nullptr;  // set to end the run early
+  // Called on the calling thread when the measured phase starts and when it ends (or the run is
+  // interrupted), e.g. to sample the host's resources over exactly that window. Optional; they
+  // must return quickly.
+  std::function<void()> on_measure_start;
+  std::function<void()> on_measure_end;
 };
 
 // Runs one closed-loop load test. Errors: kInvalidArgument for bad options (scheme https, bad

@@ -27,6 +27,15 @@ core::Nanos timeout_tick(core::Nanos timeout) {
                                  std::chrono::milliseconds(100));
 }
 
+// The errno name in a Status message ("socket: Too many open files (EMFILE)" -> "EMFILE").
+std::string errno_of(const Status& status) {
+  const std::string& m = status.message();
+  size_t open = m.rfind('(');
+  size_t close = m.rfind(')');
+  if (open == std::string::npos || close == std::string::npos || close < open) return "socket";
+  return m.substr(open + 1, close - open - 1);
+}
+
 }  // namespace
 
 Worker::Worker(WorkerConfig config)
@@ -44,6 +53,7 @@ Status Worker::run() {
   const core::ClockSource& clock = *config_.clock;
   const core::Nanos tick = timeout_tick(config_.timeout);
   const core::Nanos cpu_start = core::thread_cpu_time();
+  const core::Nanos wait_start = core::thread_runqueue_wait();
   const TimePoint wall_start = clock.now();
   TimePoint now = wall_start;
   in_system_since_ = now;
@@ -117,8 +127,10 @@ Status Worker::run() {
   stats_.client_cpu_ns = cpu_ns;
   stats_.client_wall_ns = core::elapsed_ns(wall_start, clock.now());
   if (stats_.client_wall_ns > 0) {
-    stats_.max_thread_cpu_share =
-        static_cast<double>(cpu_ns) / static_cast<double>(stats_.client_wall_ns);
+    const double wall = static_cast<double>(stats_.client_wall_ns);
+    const double wait_ns = static_cast<double>((core::thread_runqueue_wait() - wait_start).count());
+    stats_.max_thread_cpu_share = static_cast<double>(cpu_ns) / wall;
+    stats_.max_thread_cpu_demand = std::min(1.0, (static_cast<double>(cpu_ns) + wait_ns) / wall);
   }
   loop_ = nullptr;
   return status;
@@ -179,7 +191,7 @@ void Worker::open(uint32_t i, TimePoint now) {
   auto fd = net::connect_nonblocking(config_.address);
   if (!fd) {
     // An immediate failure (e.g. no ephemeral ports left): count it and try again shortly.
-    if (in_measured_phase(now)) stats_.count_error(ErrorKind::kConnect, "socket");
+    if (in_measured_phase(now)) stats_.count_error(ErrorKind::kConnect, errno_of(fd.status()));
     retries_.push(now + kConnectRetryDelay, Retry{i, c.generation});
     return;
   }
@@ -352,6 +364,12 @@ void Worker::read_some(uint32_t i) {
 void Worker::complete_request(uint32_t i, TimePoint now, bool can_reuse) {
   Connection& c = conns_[i];
   const int code = c.parser.status_code();
+  if (now - c.sent_at >= config_.timeout) {
+    // Timeouts are swept on a tick, so a response can arrive after its timeout but before the
+    // sweep: it is a timeout all the same, whatever arrived.
+    fail_request(i, ErrorKind::kTimeout, "");
+    return;
+  }
   if (c.measured) {
     ++stats_.completed;
     stats_.count_status(code);

@@ -1,36 +1,119 @@
 #include "report/model.h"
 
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
 #include <utility>
 
 namespace knee::report {
 
-analysis::LittleCheck little_of(const core::RunResult& run) {
-  return analysis::check_little(run.concurrency, run.throughput_rps(),
-                                run.stats.latency_ns.count() > 0 ? run.stats.latency_ns.mean() : 0);
+Range range_of(std::vector<double> values) {
+  if (values.empty()) return {};
+  std::sort(values.begin(), values.end());
+  size_t n = values.size();
+  double median = n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+  return Range{median, values.front(), values.back()};
+}
+
+Repeated repeated_of(std::vector<core::RunResult> runs) {
+  Repeated r;
+  r.runs = std::move(runs);
+  auto figure = [&](auto get) {
+    std::vector<double> v;
+    for (const core::RunResult& run : r.runs) v.push_back(get(run));
+    return range_of(std::move(v));
+  };
+  auto pct = [](double p) {
+    return [p](const core::RunResult& run) {
+      return static_cast<double>(run.stats.latency_ns.value_at_percentile(p));
+    };
+  };
+  r.throughput_rps = figure([](const core::RunResult& run) { return run.throughput_rps(); });
+  r.mean_ns = figure([](const core::RunResult& run) {
+    return run.stats.latency_ns.count() > 0 ? run.stats.latency_ns.mean() : 0.0;
+  });
+  r.p50_ns = figure(pct(50));
+  r.p90_ns = figure(pct(90));
+  r.p99_ns = figure(pct(99));
+  r.p999_ns = figure(pct(99.9));
+  // The median run: sort indices by throughput, take the lower middle one.
+  std::vector<size_t> order(r.runs.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return r.runs[a].throughput_rps() < r.runs[b].throughput_rps();
+  });
+  r.median_index = order[(order.size() - 1) / 2];
+  return r;
+}
+
+Verdicts verdicts_of(const core::RunResult& run, const core::ResourceUse* previous_use) {
+  Verdicts v;
+  const double mean_ns = run.stats.latency_ns.count() > 0 ? run.stats.latency_ns.mean() : 0.0;
+  if (run.open_loop()) {
+    v.little = analysis::check_little(run.mean_in_system(), run.throughput_rps(), mean_ns);
+  } else {
+    v.little = analysis::check_little(run.concurrency, run.throughput_rps(), mean_ns);
+    v.little_flagged =
+        run.stats.latency_ns.count() > 0 && std::isfinite(v.little.ratio) && v.little.ratio < 0.9;
+  }
+  if (run.use) {
+    core::ClientUse client;
+    client.max_thread_cpu_share = run.stats.max_thread_cpu_demand;
+    v.saturation = analysis::name_saturated_resource(*run.use, client, {}, previous_use);
+  }
+  return v;
+}
+
+RunReport analyse_run(std::string target, std::string started_at, LoadParams params,
+                      std::vector<core::RunResult> runs, probes::HostContext host) {
+  RunReport r;
+  r.target = std::move(target);
+  r.started_at = std::move(started_at);
+  r.params = std::move(params);
+  r.result = repeated_of(std::move(runs));
+  r.verdicts = verdicts_of(r.result.median_run(), nullptr);
+  r.host = std::move(host);
+  return r;
 }
 
 SweepReport analyse_sweep(std::string target, std::string started_at, LoadParams params,
-                          std::vector<core::RunResult> levels, probes::HostContext host) {
+                          std::vector<std::vector<core::RunResult>> levels,
+                          probes::HostContext host) {
   SweepReport r;
   r.target = std::move(target);
   r.started_at = std::move(started_at);
   r.params = std::move(params);
-  r.levels = std::move(levels);
   r.host = std::move(host);
   std::vector<analysis::LevelPoint> points;
-  for (const core::RunResult& level : r.levels) {
-    r.little.push_back(little_of(level));
-    points.push_back({static_cast<double>(level.concurrency), level.throughput_rps(),
-                      static_cast<double>(level.stats.latency_ns.value_at_percentile(99.0))});
-    if (!r.little.back().holds && level.stats.latency_ns.count() > 0) {
-      r.warnings.push_back(
-          "Little's law: at concurrency " + std::to_string(level.concurrency) +
-          " X * mean R differs from N by more than 5%: the client did not keep N requests in "
-          "flight, or requests failed");
+  const core::ResourceUse* previous_use = nullptr;
+  for (std::vector<core::RunResult>& runs : levels) {
+    r.levels.push_back(repeated_of(std::move(runs)));
+    const Repeated& level = r.levels.back();
+    const core::RunResult& run = level.median_run();
+    r.verdicts.push_back(verdicts_of(run, previous_use));
+    if (run.use) previous_use = &*run.use;
+    points.push_back(
+        {static_cast<double>(run.concurrency), level.throughput_rps.median, level.p99_ns.median});
+    const Verdicts& v = r.verdicts.back();
+    if (v.little_flagged) {
+      r.warnings.push_back(fmt::format(
+          "Little's law: at concurrency {} X * mean R = {:.2f} is below 0.9 N: the client did "
+          "not keep N requests in flight (client-bound, connect failures, or errors)",
+          run.concurrency, v.little.n_eff));
+    } else if (!v.little.holds && run.stats.latency_ns.count() > 0) {
+      r.warnings.push_back(fmt::format(
+          "Little's law: at concurrency {} X * mean R = {:.2f} differs from N by more than 5%",
+          run.concurrency, v.little.n_eff));
     }
-    if (level.stats.total_errors() > 0) {
-      r.warnings.push_back("errors at concurrency " + std::to_string(level.concurrency) +
-                           ": the server failed requests; see errors per level");
+    if (v.saturation && v.saturation->resource == "client") {
+      r.warnings.push_back(fmt::format(
+          "client-bound at concurrency {}: these numbers measure knee, not the server ({})",
+          run.concurrency, v.saturation->detail));
+    }
+    if (run.stats.total_errors() > 0) {
+      r.warnings.push_back(fmt::format("errors at concurrency {}: {} (see errors per level)",
+                                       run.concurrency, run.stats.total_errors()));
     }
   }
   r.knee = analysis::find_knee(points);

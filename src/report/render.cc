@@ -46,11 +46,63 @@ json host_json(const probes::HostContext& h) {
 json params_json(const LoadParams& p) {
   return json{{"url", p.url},           {"method", p.method},       {"duration_s", p.duration_s},
               {"warmup_s", p.warmup_s}, {"timeout_s", p.timeout_s}, {"grace_s", p.grace_s},
-              {"threads", p.threads}};
+              {"threads", p.threads},   {"repeats", p.repeats},     {"arrival", p.arrival}};
+}
+
+json num(double v) { return std::isfinite(v) ? json(v) : json(); }
+
+json range_json(const Range& r) {
+  return json{{"median", r.median}, {"min", r.min}, {"max", r.max}};
+}
+
+json use_json(const core::ResourceUse& u) {
+  json cpus = json::array();
+  for (double b : u.cpu_busy_pct) cpus.push_back(num(b));
+  json disks = json::array();
+  for (const core::DiskUse& d : u.disks) {
+    disks.push_back(json{{"device", d.device},
+                         {"r_per_s", num(d.reads_per_s)},
+                         {"w_per_s", num(d.writes_per_s)},
+                         {"rkb_per_s", num(d.read_kb_per_s)},
+                         {"wkb_per_s", num(d.write_kb_per_s)},
+                         {"r_await_ms", num(d.read_await_ms)},
+                         {"w_await_ms", num(d.write_await_ms)},
+                         {"aqu_sz", num(d.queue_size)},
+                         {"util_pct", num(d.util_pct)}});
+  }
+  json nets = json::array();
+  for (const core::NetUse& n : u.nets) {
+    nets.push_back(json{{"interface", n.interface},
+                        {"rx_bytes_per_s", num(n.rx_bytes_per_s)},
+                        {"tx_bytes_per_s", num(n.tx_bytes_per_s)},
+                        {"speed_mbit", n.speed_mbit},
+                        {"util_pct", num(n.util_pct)},
+                        {"drops_per_s", num(n.drops_per_s)}});
+  }
+  json j{{"window_s", u.window_s},
+         {"samples", u.intervals},
+         {"cpu_busy_pct", cpus},
+         {"cpu_busy_all_pct", num(u.cpu_busy_all_pct)},
+         {"cpu_pressure_some_pct", num(u.cpu_pressure_some_pct)},
+         {"disks", disks},
+         {"io_pressure_some_pct", num(u.io_pressure_some_pct)},
+         {"nets", nets},
+         {"tcp_retrans_per_s", num(u.tcp_retrans_per_s)},
+         {"listen_overflows_per_s", num(u.listen_overflows_per_s)},
+         {"listen_drops_per_s", num(u.listen_drops_per_s)},
+         {"mem_available_bytes", num(u.mem_available_bytes)},
+         {"memory_pressure_some_pct", num(u.memory_pressure_some_pct)}};
+  if (u.server) {
+    j["server"] = json{{"pid", u.server->pid},
+                       {"cpu_pct", num(u.server->cpu_pct)},
+                       {"busiest_thread_cpu_pct", num(u.server->busiest_thread_cpu_pct)},
+                       {"threads", u.server->threads},
+                       {"rss_bytes", num(u.server->rss_bytes)}};
+  }
+  return j;
 }
 
 json little_json(const analysis::LittleCheck& l) {
-  auto num = [](double v) { return std::isfinite(v) ? json(v) : json(); };
   return json{{"n", l.n_expected},
               {"x_times_mean_r", num(l.n_eff)},
               {"ratio", num(l.ratio)},
@@ -84,8 +136,10 @@ json run_fields(const core::RunResult& r) {
               {"status", status},
               {"client_cpu_cores", r.client_cpu_cores()},
               {"client_max_thread_cpu", s.max_thread_cpu_share},
+              {"client_max_thread_cpu_demand", s.max_thread_cpu_demand},
               {"loop_lag_ns", latency_json(s.loop_lag_ns)},
-              {"interrupted", r.interrupted}};
+              {"interrupted", r.interrupted},
+              {"resources", r.use ? use_json(*r.use) : json()}};
 }
 
 // Open-loop figures, added to run_fields() when the run had a target rate.
@@ -127,6 +181,68 @@ std::string open_loop_text(const core::RunResult& r) {
   return out;
 }
 
+// The figures of one run or level over its repeats: the median run's fields, the ranges, every
+// repeat when there were several, and the verdicts.
+json repeated_json(const Repeated& rep, const Verdicts& v) {
+  const core::RunResult& run = rep.median_run();
+  json j = run_fields(run);
+  j["mode"] = run.open_loop() ? "open" : "closed";
+  if (run.open_loop()) add_open_loop_fields(run, j);
+  j["repeats"] = rep.runs.size();
+  j["ranges"] = json{{"throughput_rps", range_json(rep.throughput_rps)},
+                     {"latency_ns",
+                      {{"mean", range_json(rep.mean_ns)},
+                       {"p50", range_json(rep.p50_ns)},
+                       {"p90", range_json(rep.p90_ns)},
+                       {"p99", range_json(rep.p99_ns)},
+                       {"p999", range_json(rep.p999_ns)}}}};
+  if (rep.runs.size() > 1) {
+    json runs = json::array();
+    for (const core::RunResult& r : rep.runs) runs.push_back(run_fields(r));
+    j["runs"] = runs;
+  }
+  j["little"] = little_json(v.little);
+  j["little_flagged"] = v.little_flagged;
+  if (v.saturation) {
+    j["saturated"] = json{{"resource", v.saturation->resource},
+                          {"detail", v.saturation->detail},
+                          {"evidence", v.saturation->evidence},
+                          {"rule", v.saturation->rule}};
+  } else {
+    j["saturated"] = json();
+  }
+  return j;
+}
+
+// "4251" or, over repeats, "4251 (4100-4300)".
+std::string ranged(const Range& r, size_t repeats, double scale, int decimals) {
+  if (repeats <= 1) return fmt::format("{:.{}f}", r.median * scale, decimals);
+  return fmt::format("{:.{}f} ({:.{}f}-{:.{}f})", r.median * scale, decimals, r.min * scale,
+                     decimals, r.max * scale, decimals);
+}
+
+// Right-aligned columns, widths from the content.
+std::string table(const std::vector<std::vector<std::string>>& rows) {
+  std::vector<size_t> width;
+  for (const auto& row : rows) {
+    if (width.size() < row.size()) width.resize(row.size(), 0);
+    for (size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
+  }
+  std::string out;
+  for (const auto& row : rows) {
+    std::string line;
+    for (size_t c = 0; c < row.size(); ++c) {
+      if (c > 0) line += "  ";
+      line += std::string(width[c] - row[c].size(), ' ') + row[c];
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out += line + "\n";
+  }
+  return out;
+}
+
+std::string pct_text(double v) { return std::isfinite(v) ? fmt::format("{:.0f}%", v) : "-"; }
+
 }  // namespace
 
 std::vector<std::string> run_notes(const core::RunResult& r) {
@@ -162,68 +278,82 @@ json latency_json(const core::Histogram& h) {
 }
 
 std::string render_run_text(const RunReport& report) {
-  const core::RunResult& r = report.result;
+  const Repeated& rep = report.result;
+  const core::RunResult& r = rep.median_run();
   const core::RunStats& s = r.stats;
   const core::Histogram& h = s.latency_ns;
+  const size_t k = rep.runs.size();
+  const char* threads = r.threads == 1 ? "thread" : "threads";
   std::string out;
   out += fmt::format("knee run {} {}\n", report.params.method, report.params.url);
   if (r.open_loop()) {
     out += fmt::format(
         "  open loop: {:.0f} req/s target ({} arrivals), up to {} connections, {} "
-        "thread{}, {:.2f} s measured after {:.2f} s warm-up\n",
-        r.target_rate_rps, report.params.arrival, r.concurrency, r.threads,
-        r.threads == 1 ? "" : "s", r.duration_s, report.params.warmup_s);
+        "{}, {:.2f} s measured after {:.2f} s warm-up\n",
+        r.target_rate_rps, report.params.arrival, r.concurrency, r.threads, threads, r.duration_s,
+        report.params.warmup_s);
   } else {
     out += fmt::format(
-        "  closed loop: {} connections, {} thread{}, {:.2f} s measured after "
-        "{:.2f} s warm-up\n",
-        r.concurrency, r.threads, r.threads == 1 ? "" : "s", r.duration_s, report.params.warmup_s);
+        "  closed loop: {} connection{}, {} {}, {:.2f} s measured after {:.2f} s "
+        "warm-up\n",
+        r.concurrency, r.concurrency == 1 ? "" : "s", r.threads, threads, r.duration_s,
+        report.params.warmup_s);
+  }
+  if (k > 1) {
+    out += fmt::format(
+        "  {} repeats: figures are the median (min-max); details of the median "
+        "run\n",
+        k);
   }
   if (r.interrupted) out += "  INTERRUPTED: the run was stopped early; figures cover part of it\n";
   out += fmt::format("  requests     {} completed ({} ok), {} failed, {} aborted, {} reconnects\n",
                      s.completed, s.ok(), s.request_failures(), s.aborted, s.reconnects);
-  out += fmt::format("  throughput   {:.1f} req/s\n", r.throughput_rps());
+  out += fmt::format("  throughput   {} req/s\n", ranged(rep.throughput_rps, k, 1, 1));
   if (h.count() > 0) {
-    out += fmt::format(
-        "  latency (ms) {}min {:.3f}  mean {:.3f}  p50 {:.3f}  p90 {:.3f}  p99 {:.3f}  p99.9 "
-        "{:.3f}  "
-        "max {:.3f}\n",
-        r.open_loop() ? "from intended send: " : "", ms(static_cast<double>(h.min())), ms(h.mean()),
-        ms(static_cast<double>(h.value_at_percentile(50))),
-        ms(static_cast<double>(h.value_at_percentile(90))),
-        ms(static_cast<double>(h.value_at_percentile(99))),
-        ms(static_cast<double>(h.value_at_percentile(99.9))), ms(static_cast<double>(h.max())));
+    out += fmt::format("  latency (ms) {}min {:.3f}  max {:.3f}\n",
+                       r.open_loop() ? "from intended send: " : "",
+                       ms(static_cast<double>(h.min())), ms(static_cast<double>(h.max())));
+    out += fmt::format("    mean {}  p50 {}  p90 {}\n", ranged(rep.mean_ns, k, 1e-6, 3),
+                       ranged(rep.p50_ns, k, 1e-6, 3), ranged(rep.p90_ns, k, 1e-6, 3));
+    out += fmt::format("    p99 {}  p99.9 {}\n", ranged(rep.p99_ns, k, 1e-6, 3),
+                       ranged(rep.p999_ns, k, 1e-6, 3));
   } else {
     out += "  latency      no successful response\n";
   }
   out += fmt::format("  errors       {}\n", errors_text(s));
   if (r.open_loop()) out += open_loop_text(r);
-  const analysis::LittleCheck& l = report.little;
+  const Verdicts& v = report.verdicts;
   if (r.open_loop()) {
     out += fmt::format("  Little's law mean in system L = {:.2f}, X * mean R = {:.2f}\n",
                        r.mean_in_system(), r.littles_n());
-  } else if (std::isfinite(l.ratio)) {
-    out += fmt::format("  Little's law N = {}, X * mean R = {:.2f} ({})\n", r.concurrency, l.n_eff,
-                       l.holds ? "holds within 5%"
-                               : "differs by more than 5%: fewer requests were in flight than N");
+  } else if (std::isfinite(v.little.ratio)) {
+    out += fmt::format(
+        "  Little's law N = {}, X * mean R = {:.2f} ({})\n", r.concurrency, v.little.n_eff,
+        v.little.holds ? "holds within 5%"
+        : v.little_flagged
+            ? "below 0.9 N: fewer than N requests were in flight, or many failed or timed out"
+            : "differs by more than 5%");
   }
-  out += fmt::format("  client CPU   {:.2f} cores (busiest thread {:.0f}% of a core)\n",
-                     r.client_cpu_cores(), 100 * s.max_thread_cpu_share);
+  out += fmt::format(
+      "  client CPU   {:.2f} cores; busiest thread used {:.0f}% of a core and "
+      "asked for {:.0f}%; event loop woke {} late at p99\n",
+      r.client_cpu_cores(), 100 * s.max_thread_cpu_share, 100 * s.max_thread_cpu_demand,
+      core::format_duration_ns(static_cast<double>(s.loop_lag_ns.value_at_percentile(99))));
+  if (v.saturation) {
+    out += fmt::format("  saturated    {}: {}\n", v.saturation->resource, v.saturation->detail);
+  }
   for (const std::string& note : run_notes(r)) out += fmt::format("  note: {}\n", note);
   return out;
 }
 
 json run_to_json(const RunReport& report) {
-  json j = run_fields(report.result);
-  j["mode"] = "closed";
-  j["notes"] = run_notes(report.result);
-  if (report.result.open_loop()) add_open_loop_fields(report.result, j);
+  json j = repeated_json(report.result, report.verdicts);
   j["schema_version"] = kSchemaVersion;
   j["kind"] = "run";
   j["target"] = report.target;
   j["started_at"] = report.started_at;
   j["params"] = params_json(report.params);
-  j["little"] = little_json(report.little);
+  j["notes"] = run_notes(report.result.median_run());
   j["host"] = host_json(report.host);
   return j;
 }
@@ -231,30 +361,51 @@ json run_to_json(const RunReport& report) {
 std::string render_sweep_text(const SweepReport& report) {
   std::string out;
   out += fmt::format("knee sweep: {} {}\n", report.params.method, report.params.url);
-  if (!report.target.empty()) out += fmt::format("  target: {}\n", report.target);
+  if (report.target != report.params.url) out += fmt::format("  target: {}\n", report.target);
   out += fmt::format(
       "  {} levels, closed loop, {:.2f} s measured after {:.2f} s warm-up each, {} "
-      "client thread{}\n\n",
+      "client thread{}{}\n\n",
       report.levels.size(), report.params.duration_s, report.params.warmup_s, report.params.threads,
-      report.params.threads == 1 ? "" : "s");
-  out += fmt::format("{:>11}  {:>8}  {:>17}  {:>10}  {:>8}  {:>13}  {:>6}\n", "concurrency",
-                     "requests", "throughput(req/s)", "median(ms)", "p99(ms)", "X*meanR (=N?)",
-                     "errors");
+      report.params.threads == 1 ? "" : "s",
+      report.params.repeats > 1
+          ? fmt::format(", {} repeats per level: median (min-max)", report.params.repeats)
+          : "");
+  std::vector<std::vector<std::string>> rows;
+  rows.push_back({"concurrency", "requests", "throughput(req/s)", "median(ms)", "p99(ms)",
+                  "X*meanR (=N?)", "errors", "server CPU", "client CPU", "saturated"});
   for (size_t i = 0; i < report.levels.size(); ++i) {
-    const core::RunResult& r = report.levels[i];
-    const core::Histogram& h = r.stats.latency_ns;
+    const Repeated& level = report.levels[i];
+    const core::RunResult& r = level.median_run();
+    const Verdicts& v = report.verdicts[i];
+    const size_t k = level.runs.size();
+    std::string server_cpu = "-";
+    if (r.use && r.use->server) server_cpu = pct_text(r.use->server->cpu_pct);
+    std::string saturated = v.saturation ? v.saturation->resource : "-";
     bool knee = report.knee.index && *report.knee.index == i;
-    out += fmt::format("{:>11}  {:>8}  {:>17.0f}  {:>10.2f}  {:>8.2f}  {:>13.2f}  {:>6}{}\n",
-                       r.concurrency, r.stats.completed, r.throughput_rps(),
-                       ms(static_cast<double>(h.value_at_percentile(50))),
-                       ms(static_cast<double>(h.value_at_percentile(99))), report.little[i].n_eff,
-                       r.stats.total_errors(), knee ? "  <- knee" : "");
+    rows.push_back({std::to_string(r.concurrency), std::to_string(r.stats.completed),
+                    ranged(level.throughput_rps, k, 1, 0), ranged(level.p50_ns, k, 1e-6, 2),
+                    ranged(level.p99_ns, k, 1e-6, 2), fmt::format("{:.2f}", v.little.n_eff),
+                    std::to_string(r.stats.total_errors()), server_cpu,
+                    pct_text(100 * r.stats.max_thread_cpu_demand),
+                    saturated + (knee ? "  <- knee" : "")});
   }
+  out += table(rows);
   out += "\n";
   out += fmt::format("knee: {}\n", report.knee.summary);
   out += fmt::format("  rule: {}\n", report.knee.rule);
+  if (!report.levels.empty()) {
+    size_t at = report.knee.index ? *report.knee.index : report.levels.size() - 1;
+    const Verdicts& v = report.verdicts[at];
+    if (v.saturation) {
+      out += fmt::format("saturated resource {} (concurrency {}): {}: {}\n",
+                         report.knee.index ? "at the knee" : "at the last level",
+                         report.levels[at].median_run().concurrency, v.saturation->resource,
+                         v.saturation->detail);
+      out += fmt::format("  rule: {}\n", v.saturation->rule);
+    }
+  }
   bool all_hold = true;
-  for (const analysis::LittleCheck& l : report.little) all_hold = all_hold && l.holds;
+  for (const Verdicts& v : report.verdicts) all_hold = all_hold && v.little.holds;
   out += fmt::format("Little's law N = X * R (R = mean latency): {}\n",
                      all_hold ? "X * mean R is within 5% of N at every level"
                               : "does NOT hold at every level; see warnings");
@@ -266,19 +417,22 @@ std::string render_sweep_text(const SweepReport& report) {
 json sweep_to_json(const SweepReport& report) {
   json levels = json::array();
   for (size_t i = 0; i < report.levels.size(); ++i) {
-    json level = run_fields(report.levels[i]);
-    level["little"] = little_json(report.little[i]);
-    levels.push_back(std::move(level));
+    levels.push_back(repeated_json(report.levels[i], report.verdicts[i]));
   }
   json gains = json::array();
-  for (double g : report.knee.gain_per_doubling)
-    gains.push_back(std::isfinite(g) ? json(g) : json());
+  for (double g : report.knee.gain_per_doubling) gains.push_back(num(g));
   json knee{{"index", report.knee.index ? json(*report.knee.index) : json()},
-            {"concurrency",
-             report.knee.index ? json(report.levels[*report.knee.index].concurrency) : json()},
+            {"concurrency", report.knee.index
+                                ? json(report.levels[*report.knee.index].median_run().concurrency)
+                                : json()},
             {"summary", report.knee.summary},
             {"rule", report.knee.rule},
             {"gain_per_doubling", gains}};
+  if (report.knee.index && report.verdicts[*report.knee.index].saturation) {
+    knee["saturated"] = report.verdicts[*report.knee.index].saturation->resource;
+  } else {
+    knee["saturated"] = json();
+  }
   return json{{"schema_version", kSchemaVersion},
               {"kind", "sweep"},
               {"target", report.target},

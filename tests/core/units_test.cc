@@ -28,7 +28,12 @@ TEST(ParseDuration, AcceptsNumbersWithUnits) {
   EXPECT_EQ(parsed("0s"), 0s);
 }
 
-TEST(ParseDuration, BareNumberMeansSeconds) { EXPECT_EQ(parsed("2"), 2s); }
+// Regression: `--cpu 10` was read as 10 s of CPU per request; a bare number must name its unit.
+TEST(ParseDuration, BareNumberIsRefusedExceptZero) {
+  EXPECT_FALSE(parse_duration("2"));
+  EXPECT_NE(parse_duration("10").status().message().find("no unit"), std::string::npos);
+  EXPECT_EQ(parsed("0"), 0s);
+}
 
 TEST(ParseDuration, RejectsNegativeEmptyAndMalformedText) {
   for (std::string_view text : {" -1s", "-1s", "abc", "5parsecs", "", "1.2.3s", "s", "2 s"}) {

@@ -2,7 +2,9 @@
 // cannot happen is exit 1 naming the URL and the OS error, failures on the wire are counted.
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "support/scripted_server.h"
 #include "support/subprocess.h"
@@ -37,16 +39,28 @@ TEST_P(BadInputTest, PrintsOneClearErrorAndExits2) {
 
 INSTANTIATE_TEST_SUITE_P(
     Cli, BadInputTest,
-    ::testing::Values(BadInput{{"run", "--bogus", "http://127.0.0.1:1/"}, "--bogus"},
-                      BadInput{{"run", "notaurl"}, "notaurl"}, BadInput{{"run", "http://"}, "URL"},
-                      BadInput{{"sweep", "--levels", "0"}, "--levels"},
-                      BadInput{{"sweep", "--levels", "abc"}, "--levels"},
-                      BadInput{{"sweep", "--levels", "4,2"}, "--levels"},
-                      BadInput{{"run", "http://127.0.0.1:1/", "-d", "-1s"}, "-d"},
-                      BadInput{{"run", "http://127.0.0.1:1/", "--duration=-1s"}, "negative"},
-                      BadInput{{"run", "http://127.0.0.1:1/", "-d", "2parsecs"}, "-d/--duration"},
-                      BadInput{{"run", "http://127.0.0.1:1/", "-c", "0"}, "-c/--connections"},
-                      BadInput{{"serve", "--wait", "soon"}, "--wait"}));
+    ::testing::Values(
+        BadInput{{"run", "--bogus", "http://127.0.0.1:1/"}, "--bogus"},
+        BadInput{{"run", "notaurl"}, "notaurl"}, BadInput{{"run", "http://"}, "URL"},
+        BadInput{{"sweep", "--levels", "0"}, "--levels"},
+        BadInput{{"sweep", "--levels", "abc"}, "--levels"},
+        BadInput{{"sweep", "--levels", "4,2"}, "--levels"},
+        BadInput{{"run", "http://127.0.0.1:1/", "-d", "-1s"}, "-d"},
+        BadInput{{"run", "http://127.0.0.1:1/", "--duration=-1s"}, "negative"},
+        BadInput{{"run", "http://127.0.0.1:1/", "-d", "2parsecs"}, "-d/--duration"},
+        BadInput{{"run", "http://127.0.0.1:1/", "-c", "0"}, "-c/--connections"},
+        BadInput{{"serve", "--wait", "soon"}, "--wait"},
+        // Regressions found by a new user:
+        BadInput{{"badcmd"}, "unknown command 'badcmd'"},
+        BadInput{{"run", "http://127.0.0.1:1/", "-d", "2"}, "-d/--duration"},
+        BadInput{{"serve", "--cpu", "10"}, "--cpu"},
+        BadInput{{"run", "http://127.0.0.1:1/{con}"}, "placeholder"},
+        BadInput{{"run", "http://127.0.0.1:1/", "--body-file", "/"}, "--body-file"},
+        BadInput{{"run", "http://127.0.0.1:1/", "--body-file", "/nonexistent/b"}, "--body-file"},
+        BadInput{{"run", "http://127.0.0.1:1/", "-c", "100000000"}, "-c/--connections"},
+        BadInput{{"sweep", "--json", "/nonexistent/dir/x.json"}, "--json"},
+        BadInput{{"sweep", "http://127.0.0.1:1/", "--server-threads", "2"}, "--server-threads"},
+        BadInput{{"sweep", "--server-threads", "100000"}, "--server-threads"}));
 
 TEST(Cli, UnreachableTargetExits1NamingUrlAndOsError) {
   int port;
@@ -88,6 +102,48 @@ TEST(Cli, RunCountsConnectionsTheServerClosesAndAccountsForEveryRequest) {
   for (const char* key : {"min", "mean", "p50", "p90", "p99", "p999", "max"}) {
     EXPECT_TRUE(j["latency_ns"].contains(key)) << key;
   }
+}
+
+}  // namespace
+}  // namespace knee
+
+namespace knee {
+namespace {
+
+// Regression: sweep validated -t against run's default of 10 connections, not its levels.
+TEST(Cli, SweepAcceptsMoreThreadsThanRunsDefaultConnections) {
+  testing::ScriptedServer server([](int, int, const std::string&) {
+    return testing::Action::respond(testing::ok_response());
+  });
+  auto r = testing::run_process({KNEE_BINARY, "sweep", server.url("/"), "--levels", "16,32", "-t",
+                                 "12", "-d", "0.2s", "-w", "0", "--json", "-"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["levels"][0]["threads"], 12);
+}
+
+// Regression: a target that died mid-sweep lost every level already measured.
+TEST(Cli, SweepReportsTheLevelsMeasuredBeforeTheTargetDied) {
+  auto server = std::make_unique<testing::ScriptedServer>([](int, int, const std::string&) {
+    return testing::Action::respond(testing::ok_response());
+  });
+  std::string url = server->url("/");
+  std::thread killer([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(700));
+    server.reset();
+  });
+  auto r = testing::run_process({KNEE_BINARY, "sweep", url, "--levels", "1,2,4,8,16", "-d", "0.5s",
+                                 "-w", "0", "--grace", "0.1s", "--json", "-"});
+  killer.join();
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("ECONNREFUSED"), std::string::npos) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  ASSERT_GE(j["levels"].size(), 1u);
+  EXPECT_LT(j["levels"].size(), 5u);
+  bool named = false;
+  for (const auto& w : j["warnings"])
+    named = named || w.get<std::string>().find("failed during") != std::string::npos;
+  EXPECT_TRUE(named) << j["warnings"];
 }
 
 }  // namespace

@@ -3,7 +3,9 @@
 // are discarded, placeholders expand per connection and request.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <set>
+#include <thread>
 
 #include "engine/load.h"
 #include "http/url.h"
@@ -191,6 +193,42 @@ TEST(ClosedLoop, UnreachableTargetIsUnavailableNamingTheUrl) {
   EXPECT_EQ(r.status().code(), core::Status::Code::kUnavailable);
   EXPECT_NE(r.status().message().find("127.0.0.1:" + std::to_string(port)), std::string::npos);
   EXPECT_NE(r.status().message().find("ECONNREFUSED"), std::string::npos);
+}
+
+// Regression: timeouts are swept every timeout/10, so a response arriving after its timeout but
+// before the next sweep was counted as a success.
+TEST(ClosedLoop, ResponseLaterThanTheTimeoutIsATimeout) {
+  ScriptedServer server([](int, int, const std::string&) {
+    return Action::respond(testing::ok_response(), 1050ms);  // the sweep looks at 1.0 s, 1.1 s
+  });
+  LoadOptions o = options_for(server.url("/"), 1, 1200ms);
+  o.timeout = 1s;
+  o.grace = 0ms;
+  auto r = run_load(o);
+  ASSERT_TRUE(r) << r.status().message();
+  EXPECT_EQ(r->stats.ok(), 0u);
+  EXPECT_EQ(r->stats.latency_ns.count(), 0);
+  EXPECT_GE(r->stats.error_count(core::ErrorKind::kTimeout), 1u);
+  expect_accounted(r->stats);
+}
+
+// Regression: an interrupted run divided by the full duration instead of the time it ran.
+TEST(ClosedLoop, InterruptedRunRatesCoverTheTimeItRan) {
+  ScriptedServer server(
+      [](int, int, const std::string&) { return Action::respond(testing::ok_response(), 2ms); });
+  std::atomic<bool> stop{false};
+  RunControl control;
+  control.interrupt = &stop;
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(300ms);
+    stop = true;
+  });
+  auto r = run_load(options_for(server.url("/"), 4, 5s), control);
+  stopper.join();
+  ASSERT_TRUE(r) << r.status().message();
+  EXPECT_TRUE(r->interrupted);
+  EXPECT_LT(r->duration_s, 1.0);
+  EXPECT_NEAR(r->littles_n(), 4.0, 0.6);  // rates over the real window keep N = X * R
 }
 
 TEST(LoadOptions, RejectsBadValuesNamingTheFlag) {

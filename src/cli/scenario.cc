@@ -1,0 +1,237 @@
+#include "cli/scenario.h"
+
+#include <fmt/core.h>
+
+#include <atomic>
+#include <charconv>
+#include <cmath>
+#include <optional>
+#include <set>
+#include <thread>
+
+#include "http/request.h"
+#include "http/url.h"
+
+namespace knee::cli {
+
+using core::Result;
+using core::Status;
+
+namespace {
+
+constexpr std::string_view kKeys[] = {"name", "url", "c", "r", "t", "m", "arrival"};
+
+Status bad_scenario(std::string_view text, std::string_view why) {
+  return Status::invalid_argument(
+      fmt::format("--scenario '{}': {}; use {}", text, why, kScenarioForm));
+}
+
+std::vector<std::string_view> split_on_blanks(std::string_view s) {
+  std::vector<std::string_view> out;
+  size_t i = 0;
+  while (i < s.size()) {
+    while (i < s.size() && (s[i] == ' ' || s[i] == '\t')) ++i;
+    size_t start = i;
+    while (i < s.size() && s[i] != ' ' && s[i] != '\t') ++i;
+    if (i > start) out.push_back(s.substr(start, i - start));
+  }
+  return out;
+}
+
+// `s` with its message prefixed, same code.
+Status prefixed(const Status& s, std::string_view prefix) {
+  std::string msg = fmt::format("{}{}", prefix, s.message());
+  switch (s.code()) {
+    case Status::Code::kInvalidArgument:
+      return Status::invalid_argument(std::move(msg));
+    case Status::Code::kUnavailable:
+      return Status::unavailable(std::move(msg));
+    case Status::Code::kIoError:
+      return Status::io_error(std::move(msg));
+    case Status::Code::kParseError:
+      return Status::parse_error(std::move(msg));
+    case Status::Code::kOk:
+    case Status::Code::kInternal:
+      break;
+  }
+  return Status::internal(std::move(msg));
+}
+
+// A whole number >= 1, all of `v`.
+std::optional<int> positive_int(std::string_view v) {
+  int n = 0;
+  auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+  if (ec != std::errc() || end != v.data() + v.size() || n < 1) return std::nullopt;
+  return n;
+}
+
+// A finite number > 0, all of `v`.
+std::optional<double> positive_double(std::string_view v) {
+  double x = 0;
+  auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
+  if (ec != std::errc() || end != v.data() + v.size() || !(x > 0) || !std::isfinite(x)) {
+    return std::nullopt;
+  }
+  return x;
+}
+
+// The flags a scenario sets for itself may not also be given outside the scenarios. Values equal
+// to the defaults cannot be told from absence and are harmless.
+Status check_no_per_scenario_flags(const LoadFlags& shared) {
+  const LoadFlags defaults;
+  auto inside = [](std::string_view flag, std::string_view key) {
+    return Status::invalid_argument(
+        fmt::format("{} with --scenario: set {}= inside each scenario instead; use --scenario {}",
+                    flag, key, kScenarioForm));
+  };
+  if (!shared.url.empty()) {
+    return Status::invalid_argument(
+        fmt::format("URL '{}' with --scenario: give each target as url= inside its scenario, not "
+                    "as the positional URL; use --scenario {}",
+                    shared.url, kScenarioForm));
+  }
+  if (shared.connections_given) return inside("-c/--connections", "c");
+  if (shared.threads != defaults.threads) return inside("-t/--threads", "t");
+  if (shared.method != defaults.method) return inside("-m/--method", "m");
+  if (shared.rate != defaults.rate) return inside("-r/--rate", "r");
+  if (shared.arrival != defaults.arrival) return inside("--arrival", "arrival");
+  return Status::ok();
+}
+
+Result<Scenario> parse_scenario(std::string_view text, const LoadFlags& shared, size_t index) {
+  std::optional<std::string_view> values[std::size(kKeys)];
+  for (std::string_view pair : split_on_blanks(text)) {
+    size_t eq = pair.find('=');
+    if (eq == std::string_view::npos) {
+      return bad_scenario(text, fmt::format("'{}' is not key=value", pair));
+    }
+    std::string_view key = pair.substr(0, eq);
+    std::string_view value = pair.substr(eq + 1);
+    size_t k = 0;
+    while (k < std::size(kKeys) && kKeys[k] != key) ++k;
+    if (k == std::size(kKeys)) {
+      return bad_scenario(
+          text, fmt::format("unknown key '{}' (keys: name, url, c, r, t, m, arrival)", key));
+    }
+    if (values[k]) return bad_scenario(text, fmt::format("key '{}' is given twice", key));
+    if (value.empty()) return bad_scenario(text, fmt::format("{}= has no value", key));
+    values[k] = value;
+  }
+  const auto& [name, url, c, r, t, m, arrival] = values;
+
+  if (!name) return bad_scenario(text, "name= is missing");
+  if (!url) return bad_scenario(text, "url= is missing");
+  if (auto parsed = http::parse_url(*url); !parsed) {
+    return bad_scenario(text, fmt::format("url={}: {}", *url, parsed.status().message()));
+  }
+
+  LoadFlags f = shared;  // -d, -w, --timeout, --grace, -H, --body, --body-file, --seed
+  f.url = std::string(*url);
+  f.seed = shared.seed + index;
+  if (c) {
+    auto n = positive_int(*c);
+    if (!n) return bad_scenario(text, fmt::format("c={} is not a whole number above 0", *c));
+    f.connections = *n;
+    f.connections_given = true;
+  }
+  if (r) {
+    auto rate = positive_double(*r);
+    if (!rate) {
+      return bad_scenario(text,
+                          fmt::format("r={} is not a number of requests per second above 0", *r));
+    }
+    f.rate = *rate;
+  }
+  if (t) {
+    auto n = positive_int(*t);
+    if (!n) return bad_scenario(text, fmt::format("t={} is not a whole number above 0", *t));
+    f.threads = *n;
+  }
+  if (m) f.method = std::string(*m);
+  if (arrival) {
+    if (*arrival != "uniform" && *arrival != "poisson") {
+      return bad_scenario(text, fmt::format("arrival={} is not uniform or poisson", *arrival));
+    }
+    if (!r) return bad_scenario(text, "arrival= needs r= (it spaces open-loop arrivals)");
+    f.arrival = std::string(*arrival);
+  }
+
+  // validate() would name -t/--threads; name the key instead.
+  const int connections = f.connections_given ? f.connections
+                          : f.rate != 0 ? engine::LoadOptions::default_open_loop_connections(f.rate)
+                                        : f.connections;
+  if (f.threads > connections) {
+    return bad_scenario(text, fmt::format("t={} is more than the scenario's {} connections",
+                                          f.threads, connections));
+  }
+
+  // The scenario's own values are checked above; an error here is a shared flag's and names it.
+  auto options = f.to_options();
+  if (!options) return options.status();
+  if (auto compiled = http::RequestTemplate::compile(options->request); !compiled) {
+    return bad_scenario(text, compiled.status().message());
+  }
+  return Scenario{std::string(*name), std::string(*url), std::move(options).value()};
+}
+
+}  // namespace
+
+Result<std::vector<Scenario>> parse_scenarios(const std::vector<std::string>& texts,
+                                              const LoadFlags& shared) {
+  if (Status s = check_no_per_scenario_flags(shared); !s) return s;
+  std::vector<Scenario> out;
+  std::set<std::string, std::less<>> names;
+  for (size_t i = 0; i < texts.size(); ++i) {
+    auto sc = parse_scenario(texts[i], shared, i);
+    if (!sc) return sc.status();
+    if (!names.insert(sc->name).second) {
+      return bad_scenario(texts[i], fmt::format("name={} is used by an earlier scenario; names "
+                                                "must be unique",
+                                                sc->name));
+    }
+    out.push_back(std::move(sc).value());
+  }
+  return out;
+}
+
+Result<std::vector<ScenarioResult>> run_scenarios(const std::vector<Scenario>& scenarios,
+                                                  const engine::RunControl& control) {
+  // One stop flag for all: set when the user interrupts or when a scenario fails.
+  std::atomic<bool> stop{false};
+  engine::RunControl inner;
+  inner.clock = control.clock;
+  inner.interrupt = &stop;
+
+  std::vector<std::optional<Result<core::RunResult>>> outcomes(scenarios.size());
+  std::atomic<size_t> running{scenarios.size()};
+  std::atomic<bool> failed{false};
+  {
+    std::vector<std::jthread> threads;
+    threads.reserve(scenarios.size());
+    for (size_t i = 0; i < scenarios.size(); ++i) {
+      threads.emplace_back([&, i] {
+        auto r = engine::run_load(scenarios[i].options, inner);
+        if (!r) failed.store(true);
+        outcomes[i].emplace(std::move(r));
+        running.fetch_sub(1);
+      });
+    }
+    while (running.load() > 0) {
+      if (failed.load() || (control.interrupt != nullptr && control.interrupt->load())) {
+        stop.store(true);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  }  // joins
+
+  std::vector<ScenarioResult> out;
+  out.reserve(scenarios.size());
+  for (size_t i = 0; i < scenarios.size(); ++i) {
+    Result<core::RunResult>& r = *outcomes[i];
+    if (!r) return prefixed(r.status(), fmt::format("scenario {}: ", scenarios[i].name));
+    out.push_back(ScenarioResult{scenarios[i].name, std::move(r).value()});
+  }
+  return out;
+}
+
+}  // namespace knee::cli
