@@ -29,5 +29,6 @@ class Subcommand {
 std::unique_ptr<Subcommand> make_serve_command();
 std::unique_ptr<Subcommand> make_run_command();
 std::unique_ptr<Subcommand> make_sweep_command();
+std::unique_ptr<Subcommand> make_report_command();
 
 }  // namespace knee::cli

@@ -1,6 +1,9 @@
 #include "cli/common.h"
 
 #include <ctime>
+#include <fstream>
+
+#include "report/hlog.h"
 
 namespace knee::cli {
 
@@ -25,6 +28,26 @@ report::LoadParams load_params(const engine::LoadOptions& o, const std::string& 
   p.threads = o.threads;
   p.arrival = o.arrival == engine::Arrival::kPoisson ? "poisson" : "uniform";
   return p;
+}
+
+core::Status write_hlog(const std::string& path, const std::vector<TaggedRun>& runs) {
+  std::ofstream out(path);
+  if (!out) return core::Status::io_error("--hlog: cannot write '" + path + "'");
+  double start = runs.empty() ? 0.0 : runs.front().run->measure_start_epoch_s;
+  report::HlogWriter writer(out, start);
+  for (const TaggedRun& tagged : runs) {
+    const double offset = tagged.run->measure_start_epoch_s - start;
+    for (const core::LatencyInterval& i : tagged.run->intervals) {
+      if (core::Status s =
+              writer.write_interval(offset + i.start_s, i.length_s, i.latency_ns, tagged.tag);
+          !s) {
+        return s;
+      }
+    }
+  }
+  out.close();
+  if (!out) return core::Status::io_error("--hlog: cannot write '" + path + "'");
+  return core::Status::ok();
 }
 
 }  // namespace knee::cli

@@ -2,7 +2,9 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
+#include "core/status.h"
 #include "engine/load.h"
 #include "report/model.h"
 
@@ -13,5 +15,15 @@ std::string now_iso8601();
 
 // LoadParams for the report from the options the engine ran with.
 report::LoadParams load_params(const engine::LoadOptions& o, const std::string& url_template);
+
+// One run's intervals in an HdrHistogram log, under `tag` (empty: untagged).
+struct TaggedRun {
+  const core::RunResult* run;
+  std::string tag;
+};
+
+// Writes the runs' per-second latency intervals to `path` in HdrHistogram's interval log format
+// (report/hlog.h), StartTime the first run's measured start. Errors: kIoError naming the path.
+core::Status write_hlog(const std::string& path, const std::vector<TaggedRun>& runs);
 
 }  // namespace knee::cli

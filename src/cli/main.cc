@@ -23,6 +23,8 @@ constexpr Entry kCommands[] = {
      knee::cli::make_run_command},
     {"serve", "The lab server: lab endpoints and the tracking service",
      knee::cli::make_serve_command},
+    {"report", "Read saved results: percentiles of HdrHistogram interval logs (.hlog)",
+     knee::cli::make_report_command},
 };
 
 }  // namespace
@@ -48,7 +50,8 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::RequiredError& e) {
     if (argc > 1 && argv[1][0] != '-' && app.get_subcommands().empty()) {
-      fmt::print(stderr, "knee: unknown command '{}'; use one of sweep, run, serve\n", argv[1]);
+      fmt::print(stderr, "knee: unknown command '{}'; use one of sweep, run, serve, report\n",
+                 argv[1]);
       return knee::cli::kExitBadInput;
     }
     fmt::print(stderr, "knee: {}\nRun 'knee --help' for the accepted options.\n", e.what());

@@ -37,6 +37,9 @@ class SweepCommand final : public Subcommand {
                    "Independent runs per level; figures become median (min-max)")
         ->capture_default_str();
     app.add_option("--json", json_path_, "Write the whole result as JSON to FILE ('-': stdout)");
+    app.add_option("--hlog", hlog_path_,
+                   "Write per-second latency histograms to FILE in HdrHistogram's interval log "
+                   "format, tagged c<N> per level (c<N>-r<k> with repeats)");
     app.add_option("--server-pid", server_pid_,
                    "With a URL: the server's process id, to report its CPU, threads and memory");
     app.add_option("--sample-every", sample_every_,
@@ -140,6 +143,7 @@ class SweepCommand final : public Subcommand {
     }
     auto options = flags_.to_options();
     if (!options) return report_failure(options.status());
+    if (!hlog_path_.empty()) options->interval = std::chrono::seconds(1);
 
     const std::atomic<bool>& interrupt = install_interrupt_handler();
     std::string started_at = now_iso8601();
@@ -190,6 +194,17 @@ class SweepCommand final : public Subcommand {
     report::SweepReport rep = report::analyse_sweep(target, started_at, params, std::move(results),
                                                     probes::read_host_context(probes::FsReader()));
     rep.warnings.insert(rep.warnings.end(), warnings.begin(), warnings.end());
+    if (!hlog_path_.empty()) {
+      std::vector<TaggedRun> tagged;
+      for (const report::Repeated& level : rep.levels) {
+        for (size_t k = 0; k < level.runs.size(); ++k) {
+          std::string tag = fmt::format("c{}", level.runs[k].concurrency);
+          if (level.runs.size() > 1) tag += fmt::format("-r{}", k + 1);
+          tagged.push_back({&level.runs[k], tag});
+        }
+      }
+      if (Status s = write_hlog(hlog_path_, tagged); !s) return report_failure(s);
+    }
     if (json_path_ != "-") fmt::print("{}", report::render_sweep_text(rep));
     if (!json_path_.empty()) {
       std::string text = report::sweep_to_json(rep).dump(2) + "\n";
@@ -214,6 +229,7 @@ class SweepCommand final : public Subcommand {
   std::string levels_ = "1,2,4,8,16,32,64";
   int repeat_ = 1;
   std::string json_path_;
+  std::string hlog_path_;
   std::optional<int> server_pid_;
   std::string sample_every_ = "250ms";
   std::string server_wait_ = "3ms";

@@ -20,6 +20,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/histogram.h"
 #include "core/resource_use.h"
@@ -105,6 +106,14 @@ struct RunStats {
   void merge(const RunStats& other);
 };
 
+// Latency of the successful responses completed in one interval of the measured phase (for
+// HdrHistogram interval logs and progress). start_s: seconds from the measured phase's start.
+struct LatencyInterval {
+  double start_s = 0;
+  double length_s = 0;
+  Histogram latency_ns = Histogram::for_latency();
+};
+
 // What one load run measured: its statistics and the load that produced them. Rates are over
 // the measured phase.
 struct RunResult {
@@ -116,6 +125,11 @@ struct RunResult {
   bool interrupted = false;    // ended early by the user
   // The host's resources over the measured phase, when they were sampled (probes/use.h).
   std::optional<ResourceUse> use;
+  // Wall-clock time of the measured phase's start, seconds since the Unix epoch.
+  double measure_start_epoch_s = 0;
+  // One per second of the measured phase (the last may be shorter, and holds responses that
+  // completed during the grace period), when intervals were asked for; empty otherwise.
+  std::vector<LatencyInterval> intervals;
 
   // Successful responses per second over the measured phase (req/s).
   double throughput_rps() const {

@@ -93,6 +93,8 @@ Result<core::RunResult> run_load(const LoadOptions& options, const RunControl& c
   phases.measure_from = phases.start + options.warmup;
   phases.measure_until = phases.measure_from + options.duration;
   phases.grace = options.grace_or_default();
+  const double start_epoch_s =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 
   raise_fd_limit();
   std::vector<std::unique_ptr<Worker>> workers;
@@ -109,6 +111,7 @@ Result<core::RunResult> run_load(const LoadOptions& options, const RunControl& c
     cfg.phases = phases;
     cfg.clock = &clock;
     cfg.interrupt = control.interrupt;
+    cfg.interval = options.interval;
     if (options.rate_rps) {
       cfg.schedule.emplace(options.arrival, *options.rate_rps, options.seed, t, options.threads);
     }
@@ -144,12 +147,33 @@ Result<core::RunResult> run_load(const LoadOptions& options, const RunControl& c
   core::RunResult result;
   result.concurrency = options.connections;
   result.target_rate_rps = options.rate_rps.value_or(0.0);
+  result.measure_start_epoch_s =
+      start_epoch_s + std::chrono::duration<double>(options.warmup).count();
   result.threads = options.threads;
   result.duration_s = std::chrono::duration<double>(options.duration).count();
   for (size_t t = 0; t < workers.size(); ++t) {
     if (!outcomes[t]) return outcomes[t];
     result.stats.merge(workers[t]->stats());
     result.interrupted = result.interrupted || workers[t]->interrupted();
+  }
+  if (options.interval.count() > 0) {
+    // Fold the workers' interval counts: interval i covers [i, i+1) intervals from the start,
+    // the last one up to the end of the measured phase.
+    size_t n = 0;
+    for (const auto& w : workers) n = std::max(n, w->intervals().size());
+    const double step_s = std::chrono::duration<double>(options.interval).count();
+    for (size_t i = 0; i < n; ++i) {
+      core::LatencyInterval li;
+      li.start_s = static_cast<double>(i) * step_s;
+      li.length_s = std::max(0.0, std::min(step_s, result.duration_s - li.start_s));
+      for (const auto& w : workers) {
+        if (i >= w->intervals().size()) continue;
+        for (const auto& [value, count] : w->intervals()[i].counts) {
+          li.latency_ns.record(value, count);
+        }
+      }
+      result.intervals.push_back(std::move(li));
+    }
   }
   if (result.interrupted) {  // the measured phase ended when the user stopped it
     core::TimePoint end = std::min(clock.now(), phases.measure_until);

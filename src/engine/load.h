@@ -42,6 +42,7 @@ struct LoadOptions {
   std::optional<double> rate_rps;                  // open loop when set: arrivals/s, > 0
   Arrival arrival = Arrival::kUniform;             // open loop: spacing of arrivals
   uint64_t seed = 1;                               // open loop: Poisson RNG seed
+  core::Nanos interval{0};  // > 0: per-interval latency histograms in RunResult::intervals
 
   // Open loop's default pool: enough connections for the rate at up to 250 ms of latency,
   // between 16 and 4096 (Little: N = X * R).

@@ -66,6 +66,11 @@ Status Worker::run() {
 
   std::array<epoll_event, 256> events{};
   TimePoint next_tick = now + tick;
+  const bool intervals = config_.interval.count() > 0;
+  if (intervals) {
+    interval_hist_.emplace(core::Histogram::for_latency());
+    interval_end_ = config_.phases.measure_from + config_.interval;
+  }
   TimePoint grace_until = config_.phases.measure_until + config_.phases.grace;
   Status status;
   while (true) {
@@ -90,6 +95,11 @@ Status Worker::run() {
       check_timeouts(now);
       next_tick = now + tick;
     }
+    // Interval boundaries inside the measured phase; the last interval stays open to the end.
+    while (intervals && interval_end_ < config_.phases.measure_until && now >= interval_end_) {
+      flush_interval();
+      interval_end_ += config_.interval;
+    }
     retries_.pop_due(now, [&](Retry r) {
       Connection& c = conns_[r.index];
       if (c.generation != r.generation || c.state != ConnState::kClosed || stopping_) return;
@@ -101,6 +111,9 @@ Status Worker::run() {
     });
 
     TimePoint deadline = next_tick;
+    if (intervals && interval_end_ < config_.phases.measure_until) {
+      deadline = std::min(deadline, interval_end_);
+    }
     if (auto t = retries_.next_deadline()) deadline = std::min(deadline, *t);
     deadline = std::min(deadline, stopping_ ? grace_until : config_.phases.measure_until);
     if (open_loop() && !stopping_) {
@@ -123,6 +136,7 @@ Status Worker::run() {
   }
   for (uint32_t i = 0; i < conns_.size(); ++i) close(i);
   change_in_system(clock.now(), 0);
+  if (intervals) flush_interval();
   const int64_t cpu_ns = (core::thread_cpu_time() - cpu_start).count();
   stats_.client_cpu_ns = cpu_ns;
   stats_.client_wall_ns = core::elapsed_ns(wall_start, clock.now());
@@ -376,7 +390,9 @@ void Worker::complete_request(uint32_t i, TimePoint now, bool can_reuse) {
     if (code >= 400) {
       stats_.count_error(ErrorKind::kStatus, std::to_string(code));
     } else {
-      stats_.latency_ns.record(core::elapsed_ns(c.intended_at, now));
+      const int64_t latency = core::elapsed_ns(c.intended_at, now);
+      stats_.latency_ns.record(latency);
+      if (interval_hist_) interval_hist_->record(latency);
       if (open_loop()) stats_.service_time_ns.record(core::elapsed_ns(c.sent_at, now));
     }
   } else {
@@ -459,6 +475,15 @@ void Worker::begin_stopping() {
       close(i);
     }
   }
+}
+
+void Worker::flush_interval() {
+  IntervalCounts out;
+  out.index = interval_index_++;
+  interval_hist_->for_each_recorded(
+      [&](int64_t lowest, int64_t, int64_t count) { out.counts.emplace_back(lowest, count); });
+  intervals_.push_back(std::move(out));
+  interval_hist_->reset();
 }
 
 // The grace period is over: whatever is still waiting or in flight is aborted.

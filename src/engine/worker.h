@@ -50,6 +50,15 @@ struct WorkerConfig {
   const std::atomic<bool>* interrupt = nullptr;
   // Open loop when set: this worker's share of the global arrival schedule.
   std::optional<ArrivalSchedule> schedule;
+  // Record per-interval latency histograms of this length (0: none).
+  core::Nanos interval{0};
+};
+
+// One worker's latency counts of one interval: (bucket's lowest value, count) pairs, compact
+// because an interval touches few buckets. Folded across workers into core::LatencyInterval.
+struct IntervalCounts {
+  size_t index = 0;  // interval number from the measured phase's start
+  std::vector<std::pair<int64_t, int64_t>> counts;
 };
 
 class Worker {
@@ -60,6 +69,7 @@ class Worker {
   // created or waited on; everything on the wire is counted in stats() instead.
   core::Status run();
   const core::RunStats& stats() const { return stats_; }
+  const std::vector<IntervalCounts>& intervals() const { return intervals_; }
   bool interrupted() const { return interrupted_; }
 
  private:
@@ -106,6 +116,7 @@ class Worker {
   void dispatch_backlog(core::TimePoint now);
   void abort_all();
   void change_in_system(core::TimePoint now, int delta);
+  void flush_interval();
   bool in_measured_phase(core::TimePoint t) const {
     return t >= config_.phases.measure_from && t < config_.phases.measure_until;
   }
@@ -128,6 +139,11 @@ class Worker {
   std::vector<uint32_t> closed_;  // slots free to open
   size_t connecting_ = 0;         // connections in kConnecting
   int64_t in_system_ = 0;         // requests waiting or in flight (all phases)
+  // Interval histograms (config_.interval > 0).
+  std::optional<core::Histogram> interval_hist_;
+  size_t interval_index_ = 0;
+  core::TimePoint interval_end_{};
+  std::vector<IntervalCounts> intervals_;
   core::TimePoint in_system_since_{};
 };
 

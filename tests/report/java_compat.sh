@@ -7,17 +7,21 @@
 #      figures of what it recorded; knee's read_hlog must read the same figures from the log.
 # Figures, one per line: total count, max, p50, p99, p99.9; all must be equal.
 #
-# Usage: java_compat.sh HLOG_TOOL HLOGCHECK_JAVA WORK_DIR
+#   3. the real knee binary measures `knee serve` with --hlog; HdrHistogram and knee read that log
+#      and must print the same figures.
+#
+# Usage: java_compat.sh HLOG_TOOL HLOGCHECK_JAVA WORK_DIR KNEE
 # Fails (never skips) when javac, java or the jar is missing, naming the Debian package.
 set -euo pipefail
 
-if [ $# -ne 3 ]; then
-  echo "usage: $0 HLOG_TOOL HLOGCHECK_JAVA WORK_DIR" >&2
+if [ $# -ne 4 ]; then
+  echo "usage: $0 HLOG_TOOL HLOGCHECK_JAVA WORK_DIR KNEE" >&2
   exit 2
 fi
 tool=$1
 java_src=$2
 work=$3
+knee=$4
 jar=/usr/share/java/hdrhistogram.jar
 
 fail() {
@@ -63,5 +67,20 @@ java -cp "$classpath" HlogCheck write "$work/java.hlog" "$work/values.txt" \
 "$tool" read "$work/java.hlog" >"$work/java.knee.txt" || fail "knee could not read HdrHistogram's log"
 compare "HdrHistogram's log of 25,500 values, recorded by HdrHistogram vs read by knee:" \
   "$work/java.hdrhistogram.txt" "$work/java.knee.txt"
+
+# 3. knee run --hlog against the lab server, both read.
+"$knee" serve --port 0 >"$work/serve.out" &
+serve_pid=$!
+trap 'kill $serve_pid 2>/dev/null || true' EXIT
+for _ in $(seq 100); do grep -q listening "$work/serve.out" && break; sleep 0.05; done
+port=$(sed -n 's/^listening on .*:\([0-9]*\)$/\1/p' "$work/serve.out")
+[ -n "$port" ] || fail "knee serve did not start"
+"$knee" run "http://127.0.0.1:$port/tracking?no={seq}" -c 8 -d 3s -w 0.5s --hlog "$work/run.hlog" \
+  >/dev/null || fail "knee run --hlog"
+java -cp "$classpath" HlogCheck read "$work/run.hlog" >"$work/run.hdrhistogram.txt" ||
+  fail "HistogramLogReader could not read knee run's log"
+"$tool" read "$work/run.hlog" >"$work/run.knee.txt" || fail "knee could not read knee run's log"
+compare "knee run --hlog against knee serve (3 intervals), read by each:" \
+  "$work/run.hdrhistogram.txt" "$work/run.knee.txt"
 
 echo "java_compat: OK"
