@@ -29,6 +29,9 @@ class RunCommand final : public Subcommand {
                    "saturated resource");
     app.add_flag("--strict", strict_,
                  "Open loop: exit 3 when the achieved rate is below 99% of the target");
+    app.add_option("--hlog", hlog_path_,
+                   "Write per-second latency histograms to FILE in HdrHistogram's interval log "
+                   "format (read back with knee report FILE)");
     app.add_flag("--json", json_, "Print the result as JSON on stdout (fields in docs/output.md)");
     add_scenario_option(app);
   }
@@ -41,6 +44,7 @@ class RunCommand final : public Subcommand {
     }
     auto options = flags_.to_options();
     if (!options) return report_failure(options.status());
+    if (!hlog_path_.empty()) options->interval = std::chrono::seconds(1);
     if (repeat_ < 1 || repeat_ > 100) {
       return report_failure(Status::invalid_argument("--repeat: give a count from 1 to 100"));
     }
@@ -65,6 +69,14 @@ class RunCommand final : public Subcommand {
     params.repeats = static_cast<int>(runs.size());
     report::RunReport rep = report::analyse_run(flags_.url, started_at, params, std::move(runs),
                                                 probes::read_host_context(probes::FsReader()));
+    if (!hlog_path_.empty()) {
+      std::vector<TaggedRun> tagged;
+      for (size_t k = 0; k < rep.result.runs.size(); ++k) {
+        tagged.push_back(
+            {&rep.result.runs[k], rep.result.runs.size() > 1 ? fmt::format("r{}", k + 1) : ""});
+      }
+      if (Status s = write_hlog(hlog_path_, tagged); !s) return report_failure(s);
+    }
     if (json_) {
       fmt::print("{}\n", report::run_to_json(rep).dump(2));
     } else {
@@ -90,6 +102,7 @@ class RunCommand final : public Subcommand {
   int repeat_ = 1;
   std::optional<int> server_pid_;
   bool json_ = false;
+  std::string hlog_path_;
   bool strict_ = false;
 
   // --scenario: several targets at once, each with its own load model and report (scenario.h).

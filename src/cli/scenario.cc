@@ -165,9 +165,16 @@ Result<Scenario> parse_scenario(std::string_view text, const LoadFlags& shared, 
                                           f.threads, connections));
   }
 
-  // The scenario's own values are checked above; an error here is a shared flag's and names it.
+  // An error here names its flag. When the flag is one of the scenario's own keys (e.g. c= above
+  // the file-descriptor limit), the scenario text is quoted too; a shared flag's stands alone.
   auto options = f.to_options();
-  if (!options) return options.status();
+  if (!options) {
+    const Status failed = options.status();  // a copy: message() refers into it
+    for (std::string_view own : {"-c/", "-t/", "-r/", "-m/", "--arrival", "URL"}) {
+      if (failed.message().starts_with(own)) return bad_scenario(text, failed.message());
+    }
+    return failed;
+  }
   if (auto compiled = http::RequestTemplate::compile(options->request); !compiled) {
     return bad_scenario(text, compiled.status().message());
   }
