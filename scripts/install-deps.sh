@@ -15,6 +15,7 @@ packages=(
   libssl-dev                         # OpenSSL EVP base64 of hlog intervals (report/hlog.cc)
   libhdrhistogram-java               # reference HdrHistogram jar: tests/report/java_compat.sh
   default-jdk-headless               # javac/java for tests/report/java_compat.sh
+  libgsl-dev                         # GSL nonlinear least squares: the USL fit (analysis/usl.cc)
 )
 
 missing=()

@@ -25,6 +25,8 @@ constexpr Entry kCommands[] = {
      knee::cli::make_serve_command},
     {"report", "Read saved results: percentiles of HdrHistogram interval logs (.hlog)",
      knee::cli::make_report_command},
+    {"model", "Queueing calculator: Little's law, M/M/1 table and peak headroom, M/M/c, USL fit",
+     knee::cli::make_model_command},
 };
 
 }  // namespace
@@ -50,7 +52,7 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::RequiredError& e) {
     if (argc > 1 && argv[1][0] != '-' && app.get_subcommands().empty()) {
-      fmt::print(stderr, "knee: unknown command '{}'; use one of sweep, run, serve, report\n",
+      fmt::print(stderr, "knee: unknown command '{}'; use one of sweep, run, serve, report, model\n",
                  argv[1]);
       return knee::cli::kExitBadInput;
     }

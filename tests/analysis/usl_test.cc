@@ -1,0 +1,129 @@
+#include "analysis/usl.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+namespace knee::analysis {
+namespace {
+
+std::vector<ThroughputPoint> curve(std::initializer_list<double> levels, double sigma, double kappa,
+                                   double lambda) {
+  std::vector<ThroughputPoint> pts;
+  for (double n : levels) pts.push_back({n, usl_throughput_rps(n, sigma, kappa, lambda)});
+  return pts;
+}
+
+TEST(Usl, ThroughputFollowsTheLaw) {
+  EXPECT_DOUBLE_EQ(usl_throughput_rps(1, 0.3, 0.1, 250), 250);  // X(1) = lambda
+  EXPECT_DOUBLE_EQ(usl_throughput_rps(8, 0, 0, 10), 80);        // linear
+  EXPECT_NEAR(usl_throughput_rps(4, 0.02, 0.02, 1.0), 4 / 1.3, 1e-12);
+}
+
+TEST(Usl, RecoversTheIssueCurve) {
+  // Issue 4: sigma = 0.02, kappa = 0.02, lambda = 1, printed to 4 decimals.
+  const std::vector<ThroughputPoint> pts = {{1, 1},      {2, 1.8868}, {4, 3.0769},
+                                            {6, 3.5294}, {8, 3.5398}, {10, 3.3557}};
+  auto fit = fit_usl(pts);
+  ASSERT_TRUE(fit) << fit.status().message();
+  EXPECT_NEAR(fit->sigma, 0.02, 5e-4);
+  EXPECT_NEAR(fit->kappa, 0.02, 5e-4);
+  EXPECT_NEAR(fit->lambda_rps, 1.0, 5e-4);
+  ASSERT_TRUE(fit->peak_concurrency);
+  EXPECT_NEAR(*fit->peak_concurrency, 7.0, 0.05);
+  ASSERT_TRUE(fit->peak_throughput_rps);
+  EXPECT_NEAR(*fit->peak_throughput_rps, usl_throughput_rps(7, 0.02, 0.02, 1), 1e-3);
+  EXPECT_GT(fit->r_squared, 0.99999);
+  EXPECT_EQ(fit->points, 6u);
+  EXPECT_EQ(fit->held_at_zero, "none");
+  EXPECT_FALSE(fit->weak_fit);
+  EXPECT_FALSE(fit->peak_extrapolated);
+  EXPECT_FALSE(fit->no_retrograde);
+  EXPECT_TRUE(fit->flags.empty());
+}
+
+TEST(Usl, PointOrderDoesNotMatter) {
+  const std::vector<ThroughputPoint> pts = {{10, 3.3557}, {1, 1},      {8, 3.5398},
+                                            {2, 1.8868},  {6, 3.5294}, {4, 3.0769}};
+  auto fit = fit_usl(pts);
+  ASSERT_TRUE(fit);
+  EXPECT_NEAR(fit->sigma, 0.02, 5e-4);
+  EXPECT_NEAR(fit->kappa, 0.02, 5e-4);
+}
+
+TEST(Usl, LinearCurveHasNoRetrogradeRegion) {
+  auto fit = fit_usl(curve({1, 2, 4, 8, 16, 32}, 0, 0, 150));
+  ASSERT_TRUE(fit) << fit.status().message();
+  EXPECT_EQ(fit->sigma, 0.0);
+  EXPECT_EQ(fit->kappa, 0.0);
+  EXPECT_NEAR(fit->lambda_rps, 150, 1e-6);
+  EXPECT_NEAR(fit->r_squared, 1.0, 1e-12);
+  EXPECT_EQ(fit->held_at_zero, "sigma and kappa");
+  EXPECT_FALSE(fit->peak_concurrency);
+  EXPECT_FALSE(fit->peak_throughput_rps);
+  EXPECT_TRUE(fit->no_retrograde);
+  EXPECT_FALSE(fit->peak_extrapolated);
+  EXPECT_EQ(fit->flags, std::vector<std::string>{"no retrograde region"});
+}
+
+TEST(Usl, AmdahlCurveKeepsSigmaWithKappaZero) {
+  auto fit = fit_usl(curve({1, 2, 4, 8, 16, 32, 64}, 0.05, 0, 231));
+  ASSERT_TRUE(fit);
+  EXPECT_NEAR(fit->sigma, 0.05, 1e-6);
+  EXPECT_EQ(fit->kappa, 0.0);
+  EXPECT_NEAR(fit->lambda_rps, 231, 1e-4);
+  EXPECT_EQ(fit->held_at_zero, "kappa");
+  EXPECT_TRUE(fit->no_retrograde);
+}
+
+TEST(Usl, RecoversKnownParametersFromANoisyCurve) {
+  // sigma = 0.03, kappa = 5e-4, lambda = 500 req/s (N* = 44), each point off by up to 2%.
+  const double sigma = 0.03, kappa = 5e-4, lambda = 500;
+  const double levels[] = {1, 2, 4, 8, 12, 16, 24, 32, 48, 64, 96};
+  const double noise[] = {0.012,  -0.008, 0.015,  -0.02, 0.004, 0.01,
+                          -0.013, 0.007,  -0.005, 0.018, -0.011};
+  std::vector<ThroughputPoint> pts;
+  for (size_t i = 0; i < std::size(levels); ++i) {
+    pts.push_back(
+        {levels[i], usl_throughput_rps(levels[i], sigma, kappa, lambda) * (1 + noise[i])});
+  }
+  auto fit = fit_usl(pts);
+  ASSERT_TRUE(fit) << fit.status().message();
+  EXPECT_NEAR(fit->sigma, sigma, 0.01);
+  EXPECT_NEAR(fit->kappa, kappa, 1e-4);
+  EXPECT_NEAR(fit->lambda_rps, lambda, 0.03 * lambda);
+  ASSERT_TRUE(fit->peak_concurrency);
+  EXPECT_NEAR(*fit->peak_concurrency, std::sqrt((1 - sigma) / kappa), 5);
+  EXPECT_GT(fit->r_squared, 0.99);
+  EXPECT_LT(fit->r_squared, 1.0);
+  EXPECT_TRUE(fit->flags.empty());
+}
+
+TEST(Usl, FlagsAWeakFitAndAnExtrapolatedPeak) {
+  // Five points up to 16 of a curve that peaks at 44.
+  auto fit = fit_usl(curve({1, 2, 4, 8, 16}, 0.03, 5e-4, 500));
+  ASSERT_TRUE(fit);
+  EXPECT_TRUE(fit->weak_fit);
+  EXPECT_TRUE(fit->peak_extrapolated);
+  ASSERT_TRUE(fit->peak_concurrency);
+  EXPECT_NEAR(*fit->peak_concurrency, std::sqrt(0.97 / 5e-4), 0.01);
+  EXPECT_EQ(fit->flags, (std::vector<std::string>{"fit is weak", "peak extrapolated"}));
+}
+
+TEST(Usl, RefusesTooFewOrNonPositivePoints) {
+  auto two = fit_usl(std::vector<ThroughputPoint>{{1, 100}, {2, 190}});
+  ASSERT_FALSE(two);
+  EXPECT_EQ(two.status().code(), core::Status::Code::kInvalidArgument);
+  EXPECT_NE(two.status().message().find("at least 3 points"), std::string::npos);
+  EXPECT_FALSE(fit_usl(std::vector<ThroughputPoint>{{1, 100}, {2, 0}, {4, 300}}));
+  EXPECT_FALSE(fit_usl(std::vector<ThroughputPoint>{{0, 100}, {2, 190}, {4, 300}}));
+  EXPECT_FALSE(fit_usl(std::vector<ThroughputPoint>{{1, 100}, {2, -190}, {4, 300}}));
+  EXPECT_FALSE(fit_usl(std::vector<ThroughputPoint>{{1, 100}, {2, NAN}, {4, 300}}));
+  auto same = fit_usl(std::vector<ThroughputPoint>{{2, 100}, {2, 110}, {4, 300}});
+  ASSERT_FALSE(same);
+  EXPECT_NE(same.status().message().find("distinct"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace knee::analysis
