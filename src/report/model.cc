@@ -117,6 +117,31 @@ SweepReport analyse_sweep(std::string target, std::string started_at, LoadParams
     }
   }
   r.knee = analysis::find_knee(points);
+  std::vector<analysis::ThroughputPoint> xs;
+  for (const analysis::LevelPoint& p : points) xs.push_back({p.concurrency, p.throughput_rps});
+  if (xs.size() >= 3) {
+    auto fit = analysis::fit_usl(xs);
+    if (fit) {
+      r.usl = *fit;
+    } else {
+      r.usl_error = fit.status().message();
+    }
+    auto kn = analysis::find_kneedle(xs);
+    if (kn && kn->index) r.kneedle = *kn;
+  }
+  // Service demand from the level with the busiest server (the last one sampled).
+  for (auto it = r.levels.rbegin(); it != r.levels.rend(); ++it) {
+    const core::RunResult& run = it->median_run();
+    if (run.use && run.use->server && core::is_known(run.use->server->cpu_pct) &&
+        run.throughput_rps() > 0) {
+      double demand_ns = run.use->server->cpu_pct / 100.0 / run.throughput_rps() * 1e9;
+      if (demand_ns > 0) {
+        r.cpu_demand_ns = demand_ns;
+        r.cpu_bound_rps = 1e9 / demand_ns;
+      }
+      break;
+    }
+  }
   return r;
 }
 

@@ -17,8 +17,10 @@
 #include <vector>
 
 #include "analysis/knee.h"
+#include "analysis/kneedle.h"
 #include "analysis/little.h"
 #include "analysis/saturation.h"
+#include "analysis/usl.h"
 #include "core/run_stats.h"
 #include "probes/host_context.h"
 
@@ -87,6 +89,17 @@ struct SweepReport {
   std::vector<Repeated> levels;    // in increasing concurrency
   std::vector<Verdicts> verdicts;  // one per level, of its median run
   analysis::KneeVerdict knee;
+  // The Universal Scalability Law fitted to the median (N, X) points; empty with fewer than 3
+  // levels or when the fit failed (usl_error says why).
+  std::optional<analysis::UslFit> usl;
+  std::string usl_error;
+  // Kneedle's secondary knee ("diminishing returns from"), when it finds one.
+  std::optional<analysis::Kneedle> kneedle;
+  // Where the server's CPU was sampled: its CPU service demand per request D = U / X (ns of CPU
+  // per request, U in cores) at the last level, and the throughput bound 1/D it implies (req/s),
+  // beside the measured maximum (the utilisation law, Denning & Buzen 1978).
+  std::optional<double> cpu_demand_ns;
+  std::optional<double> cpu_bound_rps;
   probes::HostContext host;
   std::vector<std::string> warnings;  // about the measurement, in plain words
 };

@@ -401,8 +401,30 @@ std::string render_sweep_text(const SweepReport& report) {
                          report.knee.index ? "at the knee" : "at the last level",
                          report.levels[at].median_run().concurrency, v.saturation->resource,
                          v.saturation->detail);
-      out += fmt::format("  rule: {}\n", v.saturation->rule);
+      out += fmt::format("  {}\n", v.saturation->rule);
     }
+  }
+  if (report.usl) {
+    const analysis::UslFit& u = *report.usl;
+    out += fmt::format("USL fit: sigma {:.4f}, kappa {:.6f}, lambda {:.1f} req/s, R^2 {:.3f}",
+                       u.sigma, u.kappa, u.lambda_rps, u.r_squared);
+    if (u.peak_concurrency && u.peak_throughput_rps) {
+      out += fmt::format("; peak N* = {:.1f} at X(N*) = {:.0f} req/s", *u.peak_concurrency,
+                         *u.peak_throughput_rps);
+    }
+    out += "\n";
+    for (const std::string& f : u.flags) out += fmt::format("  USL: {}\n", f);
+  } else if (!report.usl_error.empty()) {
+    out += fmt::format("USL fit: none ({})\n", report.usl_error);
+  }
+  if (report.kneedle) out += fmt::format("Kneedle: {}\n", report.kneedle->summary);
+  if (report.cpu_demand_ns && report.cpu_bound_rps) {
+    double best = 0;
+    for (const Repeated& level : report.levels) best = std::max(best, level.throughput_rps.median);
+    out += fmt::format(
+        "server CPU service demand D = U / X = {:.3f} ms per request: bound 1/D = {:.0f} req/s "
+        "(measured maximum {:.0f} req/s)\n",
+        *report.cpu_demand_ns / 1e6, *report.cpu_bound_rps, best);
   }
   bool all_hold = true;
   for (const Verdicts& v : report.verdicts) all_hold = all_hold && v.little.holds;
@@ -433,8 +455,34 @@ json sweep_to_json(const SweepReport& report) {
   } else {
     knee["saturated"] = json();
   }
+  json usl;
+  if (report.usl) {
+    const analysis::UslFit& u = *report.usl;
+    usl =
+        json{{"sigma", u.sigma},
+             {"kappa", u.kappa},
+             {"lambda_rps", u.lambda_rps},
+             {"r_squared", num(u.r_squared)},
+             {"peak_concurrency", u.peak_concurrency ? json(*u.peak_concurrency) : json()},
+             {"peak_throughput_rps", u.peak_throughput_rps ? json(*u.peak_throughput_rps) : json()},
+             {"flags", u.flags}};
+  }
+  json kneedle;
+  if (report.kneedle) {
+    kneedle = json{{"concurrency", report.kneedle->knee_concurrency},
+                   {"x_scale", analysis::x_scale_name(report.kneedle->x_scale)},
+                   {"summary", report.kneedle->summary}};
+  }
+  json demand;
+  if (report.cpu_demand_ns) {
+    demand =
+        json{{"cpu_demand_ns", *report.cpu_demand_ns}, {"cpu_bound_rps", *report.cpu_bound_rps}};
+  }
   return json{{"schema_version", kSchemaVersion},
               {"kind", "sweep"},
+              {"usl", usl},
+              {"kneedle", kneedle},
+              {"service_demand", demand},
               {"target", report.target},
               {"started_at", report.started_at},
               {"params", params_json(report.params)},
