@@ -20,6 +20,9 @@ namespace {
 constexpr size_t kReadBufferBytes = 64 * 1024;
 constexpr auto kConnectRetryDelay = std::chrono::milliseconds(10);
 constexpr auto kLateThreshold = std::chrono::milliseconds(1);
+// A connect still pending after this long at the end of a run is reported (loopback and LAN
+// connects take microseconds to a millisecond; a lost SYN is retransmitted after 1 s).
+constexpr auto kStalledConnect = std::chrono::milliseconds(100);
 
 // How often busy requests are checked against the timeout: a tenth of it, 1..100 ms.
 core::Nanos timeout_tick(core::Nanos timeout) {
@@ -79,10 +82,10 @@ Status Worker::run() {
         config_.interrupt->load(std::memory_order_relaxed)) {
       interrupted_ = true;
       grace_until = now;
-      begin_stopping();
+      begin_stopping(now);
     }
     if (open_loop()) release_due(now);
-    if (!stopping_ && now >= config_.phases.measure_until) begin_stopping();
+    if (!stopping_ && now >= config_.phases.measure_until) begin_stopping(now);
     if (open_loop()) dispatch_backlog(now);
     if (stopping_) {
       if (in_flight_ == 0 && backlog_.empty()) break;
@@ -465,11 +468,16 @@ void Worker::check_timeouts(TimePoint now) {
   }
 }
 
-void Worker::begin_stopping() {
+void Worker::begin_stopping(TimePoint now) {
   stopping_ = true;
   if (open_loop()) return;  // connections still serve the backlog during the grace period
   for (uint32_t i = 0; i < conns_.size(); ++i) {
     Connection& c = conns_[i];
+    if (c.state == ConnState::kConnecting && now - c.sent_at >= kStalledConnect) {
+      // A connect pending this long kept its connection out of the measurement (a lost SYN
+      // waits 1 s for its retransmit): say so rather than let the slot vanish.
+      stats_.count_error(ErrorKind::kConnect, "still connecting when the run ended");
+    }
     if (c.state == ConnState::kClosed || c.state == ConnState::kConnecting ||
         c.state == ConnState::kIdle) {
       close(i);

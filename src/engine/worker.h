@@ -111,7 +111,7 @@ class Worker {
   void close(uint32_t i);
   void reconnect(uint32_t i, core::TimePoint now);
   void check_timeouts(core::TimePoint now);
-  void begin_stopping();
+  void begin_stopping(core::TimePoint now);
   void release_due(core::TimePoint now);
   void dispatch_backlog(core::TimePoint now);
   void abort_all();

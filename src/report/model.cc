@@ -111,6 +111,12 @@ SweepReport analyse_sweep(std::string target, std::string started_at, LoadParams
           "client-bound at concurrency {}: these numbers measure knee, not the server ({})",
           run.concurrency, v.saturation->detail));
     }
+    if (run.stats.completed == 0) {
+      r.warnings.push_back(fmt::format(
+          "no response at concurrency {}: nothing completed in its measured phase (see errors; "
+          "connects that never finished count as connect errors)",
+          run.concurrency));
+    }
     if (run.stats.total_errors() > 0) {
       r.warnings.push_back(fmt::format("errors at concurrency {}: {} (see errors per level)",
                                        run.concurrency, run.stats.total_errors()));

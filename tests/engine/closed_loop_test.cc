@@ -1,7 +1,11 @@
 // Behaviour of the closed-loop engine against scripted servers on 127.0.0.1: concurrency is
 // exactly N, every sent request is accounted for, failures are counted by kind, warm-up samples
 // are discarded, placeholders expand per connection and request.
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <set>
@@ -229,6 +233,28 @@ TEST(ClosedLoop, InterruptedRunRatesCoverTheTimeItRan) {
   EXPECT_TRUE(r->interrupted);
   EXPECT_LT(r->duration_s, 1.0);
   EXPECT_NEAR(r->littles_n(), 4.0, 0.6);  // rates over the real window keep N = X * R
+}
+
+// Regression: a sweep level showed 0 requests and 0 errors when its connects stalled (a SYN
+// dropped by a full accept queue is retransmitted only after 1 s).
+TEST(ClosedLoop, ConnectsStillPendingAtTheEndAreReported) {
+  // A listener that never accepts, with the smallest accept queue: later SYNs are dropped.
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(::listen(fd, 0), 0);
+  socklen_t len = sizeof addr;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  LoadOptions o =
+      options_for("http://127.0.0.1:" + std::to_string(ntohs(addr.sin_port)) + "/", 8, 400ms);
+  o.grace = 0ms;
+  auto r = run_load(o);
+  ::close(fd);
+  ASSERT_TRUE(r) << r.status().message();
+  EXPECT_EQ(r->stats.completed, 0u);
+  EXPECT_GE(r->stats.causes["connect: still connecting when the run ended"], 1u);
 }
 
 TEST(LoadOptions, RejectsBadValuesNamingTheFlag) {
