@@ -52,7 +52,8 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::RequiredError& e) {
     if (argc > 1 && argv[1][0] != '-' && app.get_subcommands().empty()) {
-      fmt::print(stderr, "knee: unknown command '{}'; use one of sweep, run, serve, report, model\n",
+      fmt::print(stderr,
+                 "knee: unknown command '{}'; use one of sweep, run, serve, report, model\n",
                  argv[1]);
       return knee::cli::kExitBadInput;
     }

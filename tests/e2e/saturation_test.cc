@@ -1,9 +1,8 @@
 // The saturated resource, named by the written rule (analysis/saturation.h) from what the sweep
 // sampled: the server's CPU for the lab's tracking endpoint, nothing for a timer-only endpoint,
 // and the client itself when its core is shared with other work.
-#include <sched.h>
-
 #include <gtest/gtest.h>
+#include <sched.h>
 
 #include <nlohmann/json.hpp>
 
@@ -39,12 +38,13 @@ TEST(Saturation, BuiltInServerIsCpuBoundAtTheKnee) {
 
 TEST(Saturation, TimerOnlyEndpointSaturatesNoHardware) {
   if (!have_two_cpus()) GTEST_SKIP() << "needs CPUs 0 and 1";
-  testing::BackgroundProcess server({"/usr/bin/taskset", "-c", "0", KNEE_BINARY, "serve", "--port",
-                                     "0"});
+  testing::BackgroundProcess server(
+      {"/usr/bin/taskset", "-c", "0", KNEE_BINARY, "serve", "--port", "0"});
   int port = testing::port_of_listening_line(server.first_line());
   ASSERT_GT(port, 0);
-  auto j = sweep({"http://127.0.0.1:" + std::to_string(port) + "/slow-async?ms=20", "--levels",
-                  "1,8,64", "-d", "1s", "-w", "0.3s", "--server-pid", std::to_string(server.pid())});
+  auto j =
+      sweep({"http://127.0.0.1:" + std::to_string(port) + "/slow-async?ms=20", "--levels", "1,8,64",
+             "-d", "1s", "-w", "0.3s", "--server-pid", std::to_string(server.pid())});
   for (const auto& level : j["levels"]) {
     EXPECT_EQ(level["saturated"]["resource"], "none")
         << "concurrency " << level["concurrency"] << ": " << level["saturated"]["detail"];
@@ -55,17 +55,28 @@ TEST(Saturation, TimerOnlyEndpointSaturatesNoHardware) {
 
 TEST(Saturation, ClientSharingItsCoreWithOtherWorkIsFlagged) {
   if (!have_two_cpus()) GTEST_SKIP() << "needs CPUs 0 and 1";
-  testing::BackgroundProcess server({"/usr/bin/taskset", "-c", "0", KNEE_BINARY, "serve", "--port",
-                                     "0"});
+  testing::BackgroundProcess server(
+      {"/usr/bin/taskset", "-c", "0", KNEE_BINARY, "serve", "--port", "0"});
   int port = testing::port_of_listening_line(server.first_line());
   ASSERT_GT(port, 0);
   // Another program spins on CPU 1, where the client is pinned.
   testing::BackgroundProcess burner(
       {"/usr/bin/taskset", "-c", "1", "/bin/sh", "-c", "echo spinning; while :; do :; done"});
   ASSERT_EQ(burner.first_line(), "spinning");
-  std::vector<std::string> argv = {"/usr/bin/taskset", "-c", "1", KNEE_BINARY, "sweep",
+  std::vector<std::string> argv = {"/usr/bin/taskset",
+                                   "-c",
+                                   "1",
+                                   KNEE_BINARY,
+                                   "sweep",
                                    "http://127.0.0.1:" + std::to_string(port) + "/fast",
-                                   "--levels", "16,64", "-d", "1s", "-w", "0.3s", "--json", "-"};
+                                   "--levels",
+                                   "16,64",
+                                   "-d",
+                                   "1s",
+                                   "-w",
+                                   "0.3s",
+                                   "--json",
+                                   "-"};
   auto r = testing::run_process(argv, std::chrono::seconds(120));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);
@@ -93,9 +104,9 @@ TEST(Sweep, RepeatsGiveRangesInTableAndJson) {
     const auto& p99 = level["ranges"]["latency_ns"]["p99"];
     EXPECT_LE(p99["min"].get<double>(), p99["max"].get<double>());
   }
-  auto text = testing::run_process({KNEE_BINARY, "sweep", "--levels", "1,8", "-d", "0.3s", "-w",
-                                    "0.1s", "--repeat", "3"},
-                                   std::chrono::seconds(120));
+  auto text = testing::run_process(
+      {KNEE_BINARY, "sweep", "--levels", "1,8", "-d", "0.3s", "-w", "0.1s", "--repeat", "3"},
+      std::chrono::seconds(120));
   ASSERT_EQ(text.exit_code, 0) << text.err;
   EXPECT_NE(text.out.find("median (min-max)"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find(") "), std::string::npos) << "ranges like 266 (260-273)";
