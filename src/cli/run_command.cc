@@ -7,6 +7,7 @@
 #include "cli/interrupt.h"
 #include "cli/load_flags.h"
 #include "cli/scenario.h"
+#include "cli/thresholds.h"
 #include "probes/host_context.h"
 #include "probes/use.h"
 #include "report/render.h"
@@ -34,9 +35,16 @@ class RunCommand final : public Subcommand {
                    "format (read back with knee report FILE)");
     app.add_flag("--json", json_, "Print the result as JSON on stdout (fields in docs/output.md)");
     add_scenario_option(app);
+    add_threshold_option(app, threshold_texts_);
   }
 
   int run() override {
+    auto thresholds = parse_thresholds(threshold_texts_);
+    if (!thresholds) return report_failure(thresholds.status());
+    if (!scenario_texts_.empty() && !thresholds->empty()) {
+      return report_failure(
+          Status::invalid_argument("--threshold: not with --scenario; give a URL instead"));
+    }
     if (!scenario_texts_.empty()) return run_scenarios_and_print();
     if (flags_.url.empty()) {
       return report_failure(Status::invalid_argument(
@@ -84,6 +92,7 @@ class RunCommand final : public Subcommand {
     }
     const core::RunResult& median = rep.result.median_run();
     if (rep.result.runs.back().interrupted) return 130;
+    const bool thresholds_passed = check_thresholds(*thresholds, median);
     if (strict_ && median.open_loop()) {
       for (const core::RunResult& r : rep.result.runs) {
         if (r.achieved_rate_rps() < 0.99 * r.target_rate_rps) {
@@ -94,7 +103,7 @@ class RunCommand final : public Subcommand {
         }
       }
     }
-    return kExitOk;
+    return thresholds_passed ? kExitOk : kExitThresholds;
   }
 
  private:
@@ -104,6 +113,7 @@ class RunCommand final : public Subcommand {
   bool json_ = false;
   std::string hlog_path_;
   bool strict_ = false;
+  std::vector<std::string> threshold_texts_;  // --threshold, checked on the median run
 
   // --scenario: several targets at once, each with its own load model and report (scenario.h).
   std::vector<std::string> scenario_texts_;

@@ -13,6 +13,7 @@
 #include "cli/interrupt.h"
 #include "cli/lab_child.h"
 #include "cli/load_flags.h"
+#include "cli/thresholds.h"
 #include "core/units.h"
 #include "probes/host_context.h"
 #include "probes/use.h"
@@ -54,6 +55,7 @@ class SweepCommand final : public Subcommand {
     app.add_option("--server-threads", server_threads_,
                    "Built-in server (no URL): event-loop threads")
         ->capture_default_str();
+    add_threshold_option(app, threshold_texts_);
   }
 
   int run() override {
@@ -72,6 +74,8 @@ class SweepCommand final : public Subcommand {
     if (repeat_ < 1 || repeat_ > 100) {
       return report_failure(Status::invalid_argument("--repeat: give a count from 1 to 100"));
     }
+    auto thresholds = parse_thresholds(threshold_texts_);
+    if (!thresholds) return report_failure(thresholds.status());
     auto sample_every = core::parse_duration(sample_every_);
     if (!sample_every || *sample_every < std::chrono::milliseconds(10)) {
       return report_failure(
@@ -221,7 +225,8 @@ class SweepCommand final : public Subcommand {
       fmt::print(stderr, "knee: {}\n", failed->message());
       return kExitRunFailed;
     }
-    return interrupted ? 130 : kExitOk;
+    if (interrupted) return 130;
+    return check_thresholds(*thresholds, rep.levels) ? kExitOk : kExitThresholds;
   }
 
  private:
@@ -235,6 +240,7 @@ class SweepCommand final : public Subcommand {
   std::string server_wait_ = "3ms";
   std::string server_cpu_ = "0.2ms";
   int server_threads_ = 1;
+  std::vector<std::string> threshold_texts_;  // --threshold, checked on every level's median run
 };
 
 }  // namespace

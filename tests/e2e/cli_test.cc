@@ -148,3 +148,23 @@ TEST(Cli, SweepReportsTheLevelsMeasuredBeforeTheTargetDied) {
 
 }  // namespace
 }  // namespace knee
+
+namespace knee {
+namespace {
+
+TEST(Cli, FailingThresholdExits3AndNamesIt) {
+  testing::ScriptedServer server([](int, int, const std::string&) {
+    return testing::Action::respond(testing::ok_response(), std::chrono::milliseconds(2));
+  });
+  auto pass =
+      testing::run_process({KNEE_BINARY, "run", server.url("/"), "-c", "2", "-d", "0.3s", "-w", "0",
+                            "--threshold", "p99<1s", "--threshold", "errors<0.1%"});
+  EXPECT_EQ(pass.exit_code, 0) << pass.err;
+  auto fail = testing::run_process({KNEE_BINARY, "run", server.url("/"), "-c", "2", "-d", "0.3s",
+                                    "-w", "0", "--threshold", "p99<1ms"});
+  EXPECT_EQ(fail.exit_code, 3) << fail.err;
+  EXPECT_NE(fail.err.find("p99 < 1ms: FAILED"), std::string::npos) << fail.err;
+}
+
+}  // namespace
+}  // namespace knee
