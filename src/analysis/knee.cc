@@ -31,13 +31,14 @@ double p99_growth(const LevelPoint& a, const LevelPoint& b) {
 
 }  // namespace
 
-KneeVerdict find_knee(std::span<const LevelPoint> points, double min_gain, double min_p99_growth) {
+KneeVerdict find_knee(std::span<const LevelPoint> points, double min_gain, double min_p99_growth,
+                      std::string_view level_name) {
   KneeVerdict verdict;
   verdict.rule = fmt::format(
-      "knee = the smallest concurrency N[i] where going to the next level gains less than {:g}% "
+      "knee = the smallest {} N[i] where going to the next level gains less than {:g}% "
       "throughput per doubling, g[i] = (X[i+1]/X[i])^(1/log2(N[i+1]/N[i])) - 1 < {:g}, while p99 "
       "grows at least {:g}x (p99[i+1]/p99[i] >= {:g})",
-      min_gain * 100.0, min_gain, min_p99_growth, min_p99_growth);
+      level_name, min_gain * 100.0, min_gain, min_p99_growth, min_p99_growth);
   verdict.summary = "no knee within the sweep";
   if (points.size() < 2) return verdict;
 
@@ -53,10 +54,10 @@ KneeVerdict find_knee(std::span<const LevelPoint> points, double min_gain, doubl
     if (gain < min_gain && growth >= min_p99_growth) {
       verdict.index = i;
       verdict.summary = fmt::format(
-          "knee at concurrency {:g}: going to {:g} gains {:.1f}% throughput per doubling "
+          "knee at {} {:g}: going to {:g} gains {:.1f}% throughput per doubling "
           "({:.0f} -> {:.0f} req/s) while p99 grows {:.2f}x ({:.2f} -> {:.2f} ms)",
-          a.concurrency, b.concurrency, gain * 100.0, a.throughput_rps, b.throughput_rps, growth,
-          a.p99_ns / kNsPerMs, b.p99_ns / kNsPerMs);
+          level_name, a.concurrency, b.concurrency, gain * 100.0, a.throughput_rps,
+          b.throughput_rps, growth, a.p99_ns / kNsPerMs, b.p99_ns / kNsPerMs);
     }
   }
   return verdict;

@@ -20,6 +20,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace knee::analysis {
@@ -45,12 +46,14 @@ struct KneeVerdict {
 };
 
 // Finds the knee of `points`, which must be sorted by concurrency, strictly increasing.
+// level_name: what the levels are, for the texts ("concurrency"; "rate" in an open-loop sweep,
+// where LevelPoint::concurrency holds the target rate in req/s and the same rule applies).
 // min_gain: throughput gain per doubling below which the curve counts as flat (0.10 = 10%).
 // min_p99_growth: factor by which p99 must grow across the same pair (1.5 = 1.5x).
 // Pairs that break the preconditions (unsorted or non-positive concurrency, throughput <= 0, any
 // non-finite value) are skipped, with NaN in gain_per_doubling; a pair whose p99[i] is not > 0
 // cannot show p99 growth and never qualifies. Fewer than 2 points: no knee, no gains.
 KneeVerdict find_knee(std::span<const LevelPoint> points, double min_gain = 0.10,
-                      double min_p99_growth = 1.5);
+                      double min_p99_growth = 1.5, std::string_view level_name = "concurrency");
 
 }  // namespace knee::analysis

@@ -27,6 +27,7 @@ using core::Status;
 // The seed's tracking client: one tracking number per connection and request.
 constexpr const char* kLabPath = "/tracking?no=G{conn}-{seq}";
 constexpr int kMaxServerThreads = 1024;
+constexpr const char* kDefaultLevels = "1,2,4,8,16,32,64";
 
 class SweepCommand final : public Subcommand {
  public:
@@ -34,6 +35,12 @@ class SweepCommand final : public Subcommand {
     flags_.add_to(app, /*url_required=*/false, /*with_connections=*/false);
     app.add_option("--levels", levels_, "Concurrency levels, comma-separated, increasing")
         ->capture_default_str();
+    app.add_option("--rate", rates_,
+                   "Open-loop sweep instead: arrival rates in req/s, comma-separated, increasing "
+                   "(e.g. 1000,2000,4000); latency from each request's intended send time");
+    app.add_option("-c,--connections", max_connections_,
+                   "With --rate: the most connections each level's pool may open (default: "
+                   "enough for the rate at 250 ms of latency)");
     app.add_option("--repeat", repeat_,
                    "Independent runs per level; figures become median (min-max)")
         ->capture_default_str();
@@ -60,15 +67,27 @@ class SweepCommand final : public Subcommand {
 
   int run() override {
     // Everything the user typed is checked before anything starts.
-    auto levels = core::parse_positive_int_list(levels_);
+    const bool by_rate = !rates_.empty();
+    if (by_rate && levels_ != kDefaultLevels) {
+      return report_failure(Status::invalid_argument(
+          "--levels and --rate: give concurrency levels or arrival rates, not both"));
+    }
+    if (!by_rate && max_connections_) {
+      return report_failure(Status::invalid_argument(
+          "-c/--connections: only with --rate (a closed-loop sweep's levels are its connections)"));
+    }
+    const char* flag = by_rate ? "--rate" : "--levels";
+    const std::string& list = by_rate ? rates_ : levels_;
+    auto levels = core::parse_positive_int_list(list, by_rate ? 10'000'000 : 1'000'000);
     if (!levels) {
       return report_failure(
-          Status::invalid_argument(fmt::format("--levels: {}", levels.status().message())));
+          Status::invalid_argument(fmt::format("{}: {}", flag, levels.status().message())));
     }
     for (size_t i = 1; i < levels->size(); ++i) {
       if ((*levels)[i] <= (*levels)[i - 1]) {
         return report_failure(Status::invalid_argument(
-            fmt::format("--levels: '{}' must be strictly increasing, like 1,2,4,8", levels_)));
+            fmt::format("{}: '{}' must be strictly increasing, like {}", flag, list,
+                        by_rate ? "1000,2000,4000" : "1,2,4,8")));
       }
     }
     if (repeat_ < 1 || repeat_ > 100) {
@@ -104,7 +123,10 @@ class SweepCommand final : public Subcommand {
           "built-in lab server)"));
     }
     // Validate the load flags with the largest level as the connection count.
-    flags_.connections = static_cast<int>(levels->back());
+    flags_.connections =
+        by_rate ? max_connections_.value_or(engine::LoadOptions::default_open_loop_connections(
+                      static_cast<double>(levels->back())))
+                : static_cast<int>(levels->back());
     if (builtin) flags_.url = std::string("http://127.0.0.1:1") + kLabPath;
     auto checked = flags_.to_options();
     if (!checked) return report_failure(checked.status());
@@ -159,7 +181,13 @@ class SweepCommand final : public Subcommand {
       std::vector<core::RunResult> repeats;
       for (int k = 0; k < repeat_ && !interrupted && !failed; ++k) {
         engine::LoadOptions o = *options;
-        o.connections = static_cast<int>(level);
+        if (by_rate) {
+          o.rate_rps = static_cast<double>(level);
+          o.connections = max_connections_.value_or(
+              engine::LoadOptions::default_open_loop_connections(static_cast<double>(level)));
+        } else {
+          o.connections = static_cast<int>(level);
+        }
         o.threads = std::min(options->threads, o.connections);
         probes::UseSampler sampler(
             probes::FsReader("/"),
@@ -183,9 +211,9 @@ class SweepCommand final : public Subcommand {
         repeats.push_back(std::move(r).value());
       }
       if (interrupted || failed) {
-        warnings.push_back(fmt::format("{} during concurrency {}: that level is left out{}",
-                                       interrupted ? "interrupted" : "failed", level,
-                                       failed ? ": " + failed->message() : ""));
+        warnings.push_back(fmt::format(
+            "{} during {} {}: that level is left out{}", interrupted ? "interrupted" : "failed",
+            by_rate ? "rate" : "concurrency", level, failed ? ": " + failed->message() : ""));
         break;
       }
       results.push_back(std::move(repeats));
@@ -202,7 +230,9 @@ class SweepCommand final : public Subcommand {
       std::vector<TaggedRun> tagged;
       for (const report::Repeated& level : rep.levels) {
         for (size_t k = 0; k < level.runs.size(); ++k) {
-          std::string tag = fmt::format("c{}", level.runs[k].concurrency);
+          const core::RunResult& run = level.runs[k];
+          std::string tag = run.open_loop() ? fmt::format("rate{:.0f}", run.target_rate_rps)
+                                            : fmt::format("c{}", run.concurrency);
           if (level.runs.size() > 1) tag += fmt::format("-r{}", k + 1);
           tagged.push_back({&level.runs[k], tag});
         }
@@ -231,7 +261,9 @@ class SweepCommand final : public Subcommand {
 
  private:
   LoadFlags flags_;
-  std::string levels_ = "1,2,4,8,16,32,64";
+  std::string levels_ = kDefaultLevels;
+  std::string rates_;
+  std::optional<int> max_connections_;
   int repeat_ = 1;
   std::string json_path_;
   std::string hlog_path_;

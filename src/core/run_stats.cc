@@ -62,6 +62,7 @@ void RunStats::merge(const RunStats& other) {
   max_thread_cpu_share = std::max(max_thread_cpu_share, other.max_thread_cpu_share);
   max_thread_cpu_demand = std::max(max_thread_cpu_demand, other.max_thread_cpu_demand);
   sent_in_phase += other.sent_in_phase;
+  ok_completed_in_phase += other.ok_completed_in_phase;
   late += other.late;
   max_backlog += other.max_backlog;  // per-worker maxima add up: an upper bound of the total
   in_system_ns += other.in_system_ns;

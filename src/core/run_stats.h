@@ -84,6 +84,9 @@ struct RunStats {
   // those sent more than 1 ms after their intended time, and the largest number of requests due
   // but waiting for a connection.
   uint64_t sent_in_phase = 0;
+  // Successful responses that completed inside the measured phase, whenever they were sent: the
+  // open loop's throughput (an overloaded server completes fewer than were offered).
+  uint64_t ok_completed_in_phase = 0;
   uint64_t late = 0;
   uint64_t max_backlog = 0;
   // Integral over the measured phase of the requests in the system (waiting or in flight), in
@@ -131,9 +134,14 @@ struct RunResult {
   // completed during the grace period), when intervals were asked for; empty otherwise.
   std::vector<LatencyInterval> intervals;
 
-  // Successful responses per second over the measured phase (req/s).
+  // Successful responses per second over the measured phase (req/s). Closed loop: responses to
+  // the requests sent in the phase (so N = X * R holds for the same requests). Open loop:
+  // responses completed in the phase, which falls below the offered rate when the server cannot
+  // keep up.
   double throughput_rps() const {
-    return duration_s > 0 ? static_cast<double>(stats.ok()) / duration_s : 0.0;
+    if (duration_s <= 0) return 0.0;
+    return static_cast<double>(target_rate_rps > 0 ? stats.ok_completed_in_phase : stats.ok()) /
+           duration_s;
   }
   // Little's law N = X * R with R the mean latency: the concurrency the measurement implies
   // (Little 1961). In a closed loop it should equal `concurrency`.

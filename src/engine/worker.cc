@@ -387,6 +387,7 @@ void Worker::complete_request(uint32_t i, TimePoint now, bool can_reuse) {
     fail_request(i, ErrorKind::kTimeout, "");
     return;
   }
+  if (code < 400 && in_measured_phase(now)) ++stats_.ok_completed_in_phase;
   if (c.measured) {
     ++stats_.completed;
     stats_.count_status(code);

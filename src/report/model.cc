@@ -93,14 +93,25 @@ SweepReport analyse_sweep(std::string target, std::string started_at, LoadParams
     const core::RunResult& run = level.median_run();
     r.verdicts.push_back(verdicts_of(run, previous_use));
     if (run.use) previous_use = &*run.use;
-    points.push_back(
-        {static_cast<double>(run.concurrency), level.throughput_rps.median, level.p99_ns.median});
+    points.push_back({run.open_loop() ? run.target_rate_rps : static_cast<double>(run.concurrency),
+                      level.throughput_rps.median, level.p99_ns.median});
+    if (run.open_loop() && run.achieved_rate_rps() < 0.99 * run.target_rate_rps) {
+      r.warnings.push_back(fmt::format(
+          "rate {:.0f} req/s: achieved only {:.1f} req/s; the client could not keep the schedule "
+          "(raise -c or -t), so this level did not offer its target rate",
+          run.target_rate_rps, run.achieved_rate_rps()));
+    }
     const Verdicts& v = r.verdicts.back();
     if (v.little_flagged) {
       r.warnings.push_back(fmt::format(
           "Little's law: at concurrency {} X * mean R = {:.2f} is below 0.9 N: the client did "
           "not keep N requests in flight (client-bound, connect failures, or errors)",
           run.concurrency, v.little.n_eff));
+    } else if (!v.little.holds && run.stats.latency_ns.count() > 0 && run.open_loop()) {
+      r.warnings.push_back(fmt::format(
+          "at rate {:.0f} req/s the mean number in the system ({:.2f}) differs from X * mean R "
+          "({:.2f}) by more than 5%: not a steady state, the queue grew during the level",
+          run.target_rate_rps, run.mean_in_system(), v.little.n_eff));
     } else if (!v.little.holds && run.stats.latency_ns.count() > 0) {
       r.warnings.push_back(fmt::format(
           "Little's law: at concurrency {} X * mean R = {:.2f} differs from N by more than 5%",
@@ -122,10 +133,11 @@ SweepReport analyse_sweep(std::string target, std::string started_at, LoadParams
                                        run.concurrency, run.stats.total_errors()));
     }
   }
-  r.knee = analysis::find_knee(points);
+  const bool open = !r.levels.empty() && r.levels.front().median_run().open_loop();
+  r.knee = analysis::find_knee(points, 0.10, 1.5, open ? "rate" : "concurrency");
   std::vector<analysis::ThroughputPoint> xs;
   for (const analysis::LevelPoint& p : points) xs.push_back({p.concurrency, p.throughput_rps});
-  if (xs.size() >= 3) {
+  if (xs.size() >= 3 && !open) {  // USL and Kneedle model throughput against concurrency
     auto fit = analysis::fit_usl(xs);
     if (fit) {
       r.usl = *fit;

@@ -362,17 +362,25 @@ std::string render_sweep_text(const SweepReport& report) {
   std::string out;
   out += fmt::format("knee sweep: {} {}\n", report.params.method, report.params.url);
   if (report.target != report.params.url) out += fmt::format("  target: {}\n", report.target);
+  const bool open = !report.levels.empty() && report.levels.front().median_run().open_loop();
   out += fmt::format(
-      "  {} levels, closed loop, {:.2f} s measured after {:.2f} s warm-up each, {} "
+      "  {} levels, {}, {:.2f} s measured after {:.2f} s warm-up each, {} "
       "client thread{}{}\n\n",
-      report.levels.size(), report.params.duration_s, report.params.warmup_s, report.params.threads,
+      report.levels.size(), open ? "open loop (latency from the intended send)" : "closed loop",
+      report.params.duration_s, report.params.warmup_s, report.params.threads,
       report.params.threads == 1 ? "" : "s",
       report.params.repeats > 1
           ? fmt::format(", {} repeats per level: median (min-max)", report.params.repeats)
           : "");
   std::vector<std::vector<std::string>> rows;
-  rows.push_back({"concurrency", "requests", "throughput(req/s)", "median(ms)", "p99(ms)",
-                  "X*meanR (=N?)", "errors", "server CPU", "client CPU", "saturated"});
+  if (open) {
+    rows.push_back({"rate(req/s)", "achieved", "requests", "throughput(req/s)", "median(ms)",
+                    "p99(ms)", "L in system", "X*meanR", "errors", "server CPU", "client CPU",
+                    "saturated"});
+  } else {
+    rows.push_back({"concurrency", "requests", "throughput(req/s)", "median(ms)", "p99(ms)",
+                    "X*meanR (=N?)", "errors", "server CPU", "client CPU", "saturated"});
+  }
   for (size_t i = 0; i < report.levels.size(); ++i) {
     const Repeated& level = report.levels[i];
     const core::RunResult& r = level.median_run();
@@ -382,6 +390,16 @@ std::string render_sweep_text(const SweepReport& report) {
     if (r.use && r.use->server) server_cpu = pct_text(r.use->server->cpu_pct);
     std::string saturated = v.saturation ? v.saturation->resource : "-";
     bool knee = report.knee.index && *report.knee.index == i;
+    if (open) {
+      rows.push_back(
+          {fmt::format("{:.0f}", r.target_rate_rps), fmt::format("{:.0f}", r.achieved_rate_rps()),
+           std::to_string(r.stats.completed), ranged(level.throughput_rps, k, 1, 0),
+           ranged(level.p50_ns, k, 1e-6, 2), ranged(level.p99_ns, k, 1e-6, 2),
+           fmt::format("{:.2f}", r.mean_in_system()), fmt::format("{:.2f}", r.littles_n()),
+           std::to_string(r.stats.total_errors()), server_cpu,
+           pct_text(100 * r.stats.max_thread_cpu_demand), saturated + (knee ? "  <- knee" : "")});
+      continue;
+    }
     rows.push_back({std::to_string(r.concurrency), std::to_string(r.stats.completed),
                     ranged(level.throughput_rps, k, 1, 0), ranged(level.p50_ns, k, 1e-6, 2),
                     ranged(level.p99_ns, k, 1e-6, 2), fmt::format("{:.2f}", v.little.n_eff),
@@ -397,10 +415,12 @@ std::string render_sweep_text(const SweepReport& report) {
     size_t at = report.knee.index ? *report.knee.index : report.levels.size() - 1;
     const Verdicts& v = report.verdicts[at];
     if (v.saturation) {
-      out += fmt::format("saturated resource {} (concurrency {}): {}: {}\n",
+      const core::RunResult& run = report.levels[at].median_run();
+      out += fmt::format("saturated resource {} ({}): {}: {}\n",
                          report.knee.index ? "at the knee" : "at the last level",
-                         report.levels[at].median_run().concurrency, v.saturation->resource,
-                         v.saturation->detail);
+                         open ? fmt::format("rate {:.0f} req/s", run.target_rate_rps)
+                              : fmt::format("concurrency {}", run.concurrency),
+                         v.saturation->resource, v.saturation->detail);
       out += fmt::format("  {}\n", v.saturation->rule);
     }
   }
@@ -428,9 +448,11 @@ std::string render_sweep_text(const SweepReport& report) {
   }
   bool all_hold = true;
   for (const Verdicts& v : report.verdicts) all_hold = all_hold && v.little.holds;
-  out += fmt::format("Little's law N = X * R (R = mean latency): {}\n",
-                     all_hold ? "X * mean R is within 5% of N at every level"
-                              : "does NOT hold at every level; see warnings");
+  out +=
+      fmt::format("Little's law {} (R = mean latency): {}\n", open ? "L = X * R" : "N = X * R",
+                  all_hold ? (open ? "X * mean R is within 5% of the mean in system at every level"
+                                   : "X * mean R is within 5% of N at every level")
+                           : "does NOT hold at every level; see warnings");
   for (const std::string& w : report.warnings) out += fmt::format("warning: {}\n", w);
   for (const std::string& w : report.host.warnings) out += fmt::format("host: {}\n", w);
   return out;
@@ -444,6 +466,9 @@ json sweep_to_json(const SweepReport& report) {
   json gains = json::array();
   for (double g : report.knee.gain_per_doubling) gains.push_back(num(g));
   json knee{{"index", report.knee.index ? json(*report.knee.index) : json()},
+            {"rate_rps", report.knee.index
+                             ? json(report.levels[*report.knee.index].median_run().target_rate_rps)
+                             : json()},
             {"concurrency", report.knee.index
                                 ? json(report.levels[*report.knee.index].median_run().concurrency)
                                 : json()},

@@ -168,3 +168,24 @@ TEST(Cli, FailingThresholdExits3AndNamesIt) {
 
 }  // namespace
 }  // namespace knee
+
+namespace knee {
+namespace {
+
+TEST(Cli, SweepByRateRunsOpenLoopLevels) {
+  testing::ScriptedServer server([](int, int, const std::string&) {
+    return testing::Action::respond(testing::ok_response(), std::chrono::milliseconds(1));
+  });
+  auto r = testing::run_process({KNEE_BINARY, "sweep", server.url("/"), "--rate", "100,200", "-d",
+                                 "0.5s", "-w", "0", "--json", "-"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["levels"].size(), 2u);
+  EXPECT_EQ(j["levels"][0]["mode"], "open");
+  EXPECT_EQ(j["levels"][1]["target_rate_rps"], 200.0);
+  EXPECT_NEAR(j["levels"][1]["achieved_rate_rps"].get<double>(), 200.0, 4.0);
+  EXPECT_TRUE(j["knee"].contains("rate_rps"));
+}
+
+}  // namespace
+}  // namespace knee
