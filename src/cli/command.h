@@ -31,5 +31,6 @@ std::unique_ptr<Subcommand> make_run_command();
 std::unique_ptr<Subcommand> make_sweep_command();
 std::unique_ptr<Subcommand> make_report_command();
 std::unique_ptr<Subcommand> make_model_command();
+std::unique_ptr<Subcommand> make_capacity_command();
 
 }  // namespace knee::cli

@@ -27,6 +27,8 @@ constexpr Entry kCommands[] = {
      knee::cli::make_report_command},
     {"model", "Queueing calculator: Little's law, M/M/1 table and peak headroom, M/M/c, USL fit",
      knee::cli::make_model_command},
+    {"capacity", "Highest open-loop rate meeting an SLO (p99<50ms) with no errors: bracket, bisect",
+     knee::cli::make_capacity_command},
 };
 
 }  // namespace
@@ -52,9 +54,10 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::RequiredError& e) {
     if (argc > 1 && argv[1][0] != '-' && app.get_subcommands().empty()) {
-      fmt::print(stderr,
-                 "knee: unknown command '{}'; use one of sweep, run, serve, report, model\n",
-                 argv[1]);
+      fmt::print(
+          stderr,
+          "knee: unknown command '{}'; use one of sweep, run, serve, report, model, capacity\n",
+          argv[1]);
       return knee::cli::kExitBadInput;
     }
     fmt::print(stderr, "knee: {}\nRun 'knee --help' for the accepted options.\n", e.what());

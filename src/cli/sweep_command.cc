@@ -76,17 +76,17 @@ class SweepCommand final : public Subcommand {
       return report_failure(Status::invalid_argument(
           "-c/--connections: only with --rate (a closed-loop sweep's levels are its connections)"));
     }
-    const char* flag = by_rate ? "--rate" : "--levels";
+    const char* list_flag = by_rate ? "--rate" : "--levels";
     const std::string& list = by_rate ? rates_ : levels_;
     auto levels = core::parse_positive_int_list(list, by_rate ? 10'000'000 : 1'000'000);
     if (!levels) {
       return report_failure(
-          Status::invalid_argument(fmt::format("{}: {}", flag, levels.status().message())));
+          Status::invalid_argument(fmt::format("{}: {}", list_flag, levels.status().message())));
     }
     for (size_t i = 1; i < levels->size(); ++i) {
       if ((*levels)[i] <= (*levels)[i - 1]) {
         return report_failure(Status::invalid_argument(
-            fmt::format("{}: '{}' must be strictly increasing, like {}", flag, list,
+            fmt::format("{}: '{}' must be strictly increasing, like {}", list_flag, list,
                         by_rate ? "1000,2000,4000" : "1,2,4,8")));
       }
     }
