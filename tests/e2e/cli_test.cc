@@ -189,3 +189,27 @@ TEST(Cli, SweepByRateRunsOpenLoopLevels) {
 
 }  // namespace
 }  // namespace knee
+
+namespace knee {
+namespace {
+
+TEST(Cli, CapacityFindsARateMeetingTheSloOrSaysNoneDoes) {
+  testing::ScriptedServer server([](int, int, const std::string&) {
+    return testing::Action::respond(testing::ok_response(), std::chrono::milliseconds(5));
+  });
+  std::vector<std::string> common = {
+      KNEE_BINARY, "capacity", server.url("/"), "-d", "0.3s",       "-w", "0",
+      "--repeat",  "1",        "--start-rate",  "50", "--max-rate", "200"};
+  auto meets = common;
+  meets.insert(meets.end(), {"--slo", "p99<500ms", "--json"});
+  auto ok = testing::run_process(meets);
+  ASSERT_EQ(ok.exit_code, 0) << ok.err;
+  EXPECT_FALSE(ok.out.empty());
+  auto misses = common;
+  misses.insert(misses.end(), {"--slo", "p99<1ms"});  // every answer takes 5 ms
+  auto none = testing::run_process(misses);
+  EXPECT_EQ(none.exit_code, 1) << none.err;
+}
+
+}  // namespace
+}  // namespace knee
