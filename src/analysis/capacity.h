@@ -42,8 +42,11 @@ struct CapacityOptions {
 
 // One measurement at one rate, as the measure function returns it.
 struct CapacityMeasurement {
-  ThresholdInput figures;    // latency percentiles, throughput, errors, sent
-  double achieved_rps = 0;   // requests actually sent per second of the measured phase
+  ThresholdInput figures;   // latency percentiles, throughput, errors, sent
+  double achieved_rps = 0;  // requests actually sent per second of the measured phase
+  // Requests per second the schedule asked for in the phase (0: the target rate); Poisson
+  // arrivals vary around the target, so "kept up" compares with this.
+  double scheduled_rps = 0;
   bool interrupted = false;  // the run was cut short (Ctrl-C): the search stops, unjudged
 };
 

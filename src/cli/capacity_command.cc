@@ -39,6 +39,11 @@ class CapacityCommand final : public Subcommand {
  public:
   void add_options(CLI::App& app) override {
     flags_.add_to(app, /*url_required=*/true, /*with_connections=*/true);
+    app.add_option("--arrival", flags_.arrival,
+                   "Spacing of arrivals, uniform or poisson (Poisson arrivals queue sooner, as "
+                   "independent users do)")
+        ->capture_default_str();
+    app.add_option("--seed", flags_.seed, "Seed of the Poisson arrivals")->capture_default_str();
     app.add_option("--slo", slo_texts_,
                    "Service-level objective, repeatable, all must hold: METRIC OP VALUE like "
                    "'p99<50ms' (the --threshold grammar of knee run). A rate passes when every "
@@ -102,6 +107,7 @@ class CapacityCommand final : public Subcommand {
       if (!result) return result.status();
       m.figures = threshold_input(*result);
       m.achieved_rps = result->achieved_rate_rps();
+      m.scheduled_rps = result->scheduled_rate_rps();
       m.interrupted = result->interrupted;
       return m;
     };

@@ -38,6 +38,11 @@ class SweepCommand final : public Subcommand {
     app.add_option("--rate", rates_,
                    "Open-loop sweep instead: arrival rates in req/s, comma-separated, increasing "
                    "(e.g. 1000,2000,4000); latency from each request's intended send time");
+    app.add_option("--arrival", flags_.arrival,
+                   "With --rate: spacing of arrivals, uniform or poisson")
+        ->capture_default_str();
+    app.add_option("--seed", flags_.seed, "With --rate: seed of the Poisson arrivals")
+        ->capture_default_str();
     app.add_option("-c,--connections", max_connections_,
                    "With --rate: the most connections each level's pool may open (default: "
                    "enough for the rate at 250 ms of latency)");

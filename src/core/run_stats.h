@@ -153,6 +153,17 @@ struct RunResult {
   double achieved_rate_rps() const {
     return duration_s > 0 ? static_cast<double>(stats.sent_in_phase) / duration_s : 0.0;
   }
+  // Open loop: requests per second whose intended send time fell in the measured phase. Equal
+  // to the target for uniform arrivals; Poisson arrivals vary around it (a 1 s phase at
+  // 100 req/s schedules 100 +- 10).
+  double scheduled_rate_rps() const {
+    return duration_s > 0 ? static_cast<double>(stats.sent) / duration_s : 0.0;
+  }
+  // Open loop: the client sent at least 99 % of the requests the schedule asked for within the
+  // phase (it kept up; otherwise the server was not offered the target rate).
+  bool kept_schedule() const {
+    return stats.sent_in_phase >= 0.99 * static_cast<double>(stats.sent);
+  }
   // Mean number of requests in the system (waiting for a connection or in flight) over the
   // measured phase: Little's L measured directly, to compare with X * mean R.
   double mean_in_system() const {

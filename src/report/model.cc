@@ -95,7 +95,7 @@ SweepReport analyse_sweep(std::string target, std::string started_at, LoadParams
     if (run.use) previous_use = &*run.use;
     points.push_back({run.open_loop() ? run.target_rate_rps : static_cast<double>(run.concurrency),
                       level.throughput_rps.median, level.p99_ns.median});
-    if (run.open_loop() && run.achieved_rate_rps() < 0.99 * run.target_rate_rps) {
+    if (run.open_loop() && !run.kept_schedule()) {
       r.warnings.push_back(fmt::format(
           "rate {:.0f} req/s: achieved only {:.1f} req/s; the client could not keep the schedule "
           "(raise -c or -t), so this level did not offer its target rate",

@@ -171,7 +171,7 @@ std::string open_loop_text(const core::RunResult& r) {
       "  rate         {:.1f} req/s achieved of {:.1f} target; {} sent over 1 ms late; "
       "largest backlog {}\n",
       r.achieved_rate_rps(), r.target_rate_rps, s.late, s.max_backlog);
-  if (r.achieved_rate_rps() < 0.99 * r.target_rate_rps) {
+  if (!r.kept_schedule()) {
     out += "  WARNING: RATE NOT ACHIEVED (see the note below)\n";
   }
   out += fmt::format("  service (ms) {}   (from the actual send)\n",
@@ -256,12 +256,13 @@ std::vector<std::string> run_notes(const core::RunResult& r) {
         "meanwhile and they never measure it (coordinated omission). To see what users arriving "
         "at a steady rate would see, run with -r RATE (open loop).");
   }
-  if (r.open_loop() && r.achieved_rate_rps() < 0.99 * r.target_rate_rps) {
+  if (r.open_loop() && !r.kept_schedule()) {
     notes.push_back(fmt::format(
-        "the achieved rate {:.1f} req/s is below 99% of the target {:.1f}: the client could not "
-        "keep the schedule (connection pool exhausted, or the client is overloaded); latencies "
-        "include that wait, but the server was not offered the target rate.",
-        r.achieved_rate_rps(), r.target_rate_rps));
+        "the achieved rate {:.1f} req/s is below 99% of the {:.1f} req/s the schedule asked for "
+        "(target {:.1f}): the client could not keep the schedule (connection pool exhausted, or "
+        "the client is overloaded); latencies include that wait, but the server was not offered "
+        "the target rate.",
+        r.achieved_rate_rps(), r.scheduled_rate_rps(), r.target_rate_rps));
   }
   return notes;
 }
