@@ -162,7 +162,7 @@ struct RunResult {
   // Open loop: the client sent at least 99 % of the requests the schedule asked for within the
   // phase (it kept up; otherwise the server was not offered the target rate).
   bool kept_schedule() const {
-    return stats.sent_in_phase >= 0.99 * static_cast<double>(stats.sent);
+    return static_cast<double>(stats.sent_in_phase) >= 0.99 * static_cast<double>(stats.sent);
   }
   // Mean number of requests in the system (waiting for a connection or in flight) over the
   // measured phase: Little's L measured directly, to compare with X * mean R.
