@@ -27,6 +27,7 @@
 #include "cli/command.h"
 #include "cli/load_flags.h"
 #include "core/units.h"
+#include "report/render.h"
 
 namespace knee::cli {
 namespace {
@@ -198,25 +199,6 @@ const char* band_range(analysis::HeadroomBand band) {
 
 std::string pct(double fraction, int decimals) {
   return fmt::format("{:.{}f}%", 100 * fraction, decimals);
-}
-
-// Right-aligned columns, widths from the content.
-std::string table(const std::vector<std::vector<std::string>>& rows) {
-  std::vector<size_t> width;
-  for (const auto& row : rows) {
-    if (width.size() < row.size()) width.resize(row.size(), 0);
-    for (size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
-  }
-  std::string out;
-  for (const auto& row : rows) {
-    std::string line;
-    for (size_t c = 0; c < row.size(); ++c) {
-      if (c > 0) line += "  ";
-      line += std::string(width[c] - row[c].size(), ' ') + row[c];
-    }
-    out += line + "\n";
-  }
-  return out;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -404,7 +386,7 @@ int run_mm1(const Mm1Flags& f) {
                  fmt::format("{:.1f}", r.ratio_to_first), fmt::format("{:.2f}", ms(r.p50_ns)),
                  fmt::format("{:.2f}", ms(r.p90_ns)), fmt::format("{:.2f}", ms(r.p99_ns))});
   }
-  fmt::print("{}", table(t));
+  fmt::print("{}", report::render_table(t));
   for (const analysis::PeakHeadroom& h : headroom) {
     fmt::print("peak {:g} req/s -> utilisation {}, upper bound is {:.1f}x peak, {}\n", h.peak_rps,
                pct(h.utilisation, 1), h.headroom,
@@ -560,7 +542,7 @@ int run_usl(const UslFlags& f) {
                  fmt::format("{:.5g}", fitted),
                  fmt::format("{:+.2f}%", 100 * (p.throughput_rps - fitted) / fitted)});
   }
-  fmt::print("{}", table(t));
+  fmt::print("{}", report::render_table(t));
   fmt::print("  sigma   {:.4g}  (contention: the serialised fraction)\n", fit->sigma);
   fmt::print("  kappa   {:.4g}  (coherency: crosstalk per pair of requests)\n", fit->kappa);
   fmt::print("  lambda  {:.4g} req/s  (throughput at N = 1)\n", fit->lambda_rps);

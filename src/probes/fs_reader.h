@@ -41,4 +41,13 @@ class FsReader {
   std::string root_;
 };
 
+// `s` without leading and trailing spaces, tabs and line ends (values read from /proc and /sys).
+inline std::string_view trim(std::string_view s) {
+  constexpr std::string_view kSpace = " \t\r\n";
+  const size_t begin = s.find_first_not_of(kSpace);
+  if (begin == std::string_view::npos) return {};
+  const size_t end = s.find_last_not_of(kSpace);
+  return s.substr(begin, end - begin + 1);
+}
+
 }  // namespace knee::probes

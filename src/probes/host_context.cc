@@ -25,14 +25,6 @@ constexpr double kMaxLoadPerCpu = 0.5;
 // Clock resolution above which short latencies cannot be told apart (1 us).
 constexpr int64_t kMaxClockResolutionNs = 1000;
 
-std::string_view trim(std::string_view s) {
-  constexpr std::string_view kSpace = " \t\r\n";
-  const size_t begin = s.find_first_not_of(kSpace);
-  if (begin == std::string_view::npos) return {};
-  const size_t end = s.find_last_not_of(kSpace);
-  return s.substr(begin, end - begin + 1);
-}
-
 // The trimmed content of a one-line file, or "" when it cannot be read.
 std::string read_line(const FsReader& fs, std::string_view path) {
   const core::Result<std::string> content = fs.read(path);

@@ -23,14 +23,6 @@ constexpr double kMsPerS = 1000;
 constexpr double kUsPerS = 1e6;
 constexpr double kBitsPerMbit = 1e6;
 
-std::string_view trim(std::string_view s) {
-  constexpr std::string_view kSpace = " \t\r\n";
-  const size_t begin = s.find_first_not_of(kSpace);
-  if (begin == std::string_view::npos) return {};
-  const size_t end = s.find_last_not_of(kSpace);
-  return s.substr(begin, end - begin + 1);
-}
-
 std::vector<std::string_view> split_lines(std::string_view text) {
   std::vector<std::string_view> lines;
   while (!text.empty()) {

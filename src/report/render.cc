@@ -221,8 +221,11 @@ std::string ranged(const Range& r, size_t repeats, double scale, int decimals) {
                      decimals, r.max * scale, decimals);
 }
 
-// Right-aligned columns, widths from the content.
-std::string table(const std::vector<std::vector<std::string>>& rows) {
+std::string pct_text(double v) { return std::isfinite(v) ? fmt::format("{:.0f}%", v) : "-"; }
+
+}  // namespace
+
+std::string render_table(const std::vector<std::vector<std::string>>& rows) {
   std::vector<size_t> width;
   for (const auto& row : rows) {
     if (width.size() < row.size()) width.resize(row.size(), 0);
@@ -240,10 +243,6 @@ std::string table(const std::vector<std::vector<std::string>>& rows) {
   }
   return out;
 }
-
-std::string pct_text(double v) { return std::isfinite(v) ? fmt::format("{:.0f}%", v) : "-"; }
-
-}  // namespace
 
 std::vector<std::string> run_notes(const core::RunResult& r) {
   std::vector<std::string> notes;
@@ -408,7 +407,7 @@ std::string render_sweep_text(const SweepReport& report) {
                     pct_text(100 * r.stats.max_thread_cpu_demand),
                     saturated + (knee ? "  <- knee" : "")});
   }
-  out += table(rows);
+  out += render_table(rows);
   out += "\n";
   out += fmt::format("knee: {}\n", report.knee.summary);
   out += fmt::format("  rule: {}\n", report.knee.rule);
