@@ -11,8 +11,9 @@ namespace knee {
 namespace {
 
 TEST(Sweep, BuiltInServerSevenLevelsHoldLittlesLawAndShowAKnee) {
-  auto r = testing::run_process({KNEE_BINARY, "sweep", "-d", "1s", "-w", "0.5s", "--json", "-"},
-                                std::chrono::seconds(180));
+  // The default phases (2 s after 1 s of warm-up per level), as `make run` measures: shorter
+  // levels leave the p99 step at the knee too close to the rule's 1.5x to be marked every time.
+  auto r = testing::run_process({KNEE_BINARY, "sweep", "--json", "-"}, std::chrono::seconds(240));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);
   ASSERT_EQ(j["levels"].size(), 7u);
