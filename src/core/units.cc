@@ -80,6 +80,4 @@ std::string format_duration_ns(double ns) {
   return fmt::format("{:.2f} s", ns / 1e9);
 }
 
-std::string format_ms(double ns) { return fmt::format("{:.2f}", ns / 1e6); }
-
 }  // namespace knee::core

@@ -28,7 +28,4 @@ Result<std::vector<int64_t>> parse_positive_int_list(std::string_view text,
 // Formats a duration given in ns for people, choosing ns/us/ms/s: "850 ns", "4.33 ms", "2.00 s".
 std::string format_duration_ns(double ns);
 
-// Milliseconds with two decimals, the unit of the seed's tables: 4'330'000 ns -> "4.33".
-std::string format_ms(double ns);
-
 }  // namespace knee::core

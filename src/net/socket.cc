@@ -138,13 +138,4 @@ Result<SocketAddress> local_address(int fd) {
   return out;
 }
 
-Status prepare_accepted(int fd) {
-  int flags = ::fcntl(fd, F_GETFL, 0);
-  if (flags < 0 || ::fcntl(fd, F_SETFL, flags | O_NONBLOCK) != 0) {
-    return Status::from_errno("fcntl O_NONBLOCK", errno);
-  }
-  set_nodelay(fd);
-  return Status::ok();
-}
-
 }  // namespace knee::net

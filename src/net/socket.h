@@ -74,7 +74,4 @@ core::Result<Fd> listen_tcp(const SocketAddress& addr, bool reuse_port, int back
 // The address a socket is bound to (getsockname): learn the port chosen for port 0.
 core::Result<SocketAddress> local_address(int fd);
 
-// Sets O_NONBLOCK and TCP_NODELAY on an accepted socket.
-core::Status prepare_accepted(int fd);
-
 }  // namespace knee::net

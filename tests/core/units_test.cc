@@ -77,10 +77,5 @@ TEST(FormatDurationNs, PicksTheUnitForPeople) {
   EXPECT_EQ(format_duration_ns(0), "0 ns");
 }
 
-TEST(FormatMs, GivesMillisecondsWithTwoDecimals) {
-  EXPECT_EQ(format_ms(4'330'000), "4.33");
-  EXPECT_EQ(format_ms(0), "0.00");
-}
-
 }  // namespace
 }  // namespace knee::core
