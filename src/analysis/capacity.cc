@@ -28,11 +28,38 @@ Status validate(const CapacityOptions& o) {
     return Status::invalid_argument("capacity: the precision must be > 0");
   if (o.repeats < 1 || o.repeats > 100)
     return Status::invalid_argument("capacity: repeats must be from 1 to 100");
+  if (o.confirm_repeats < 0 || o.confirm_repeats > 100)
+    return Status::invalid_argument("capacity: confirm repeats must be from 0 to 100");
   if (o.max_steps < 1) return Status::invalid_argument("capacity: max_steps must be >= 1");
   return Status::ok();
 }
 
+// The highest rate that passed every step measured at it.
+std::optional<double> highest_clean_pass(const std::vector<CapacityStep>& steps) {
+  std::optional<double> best;
+  for (const CapacityStep& s : steps) {
+    if (!s.passed) continue;
+    bool ever_failed = std::any_of(steps.begin(), steps.end(), [&](const CapacityStep& o) {
+      return o.rate_rps == s.rate_rps && !o.passed;
+    });
+    if (!ever_failed) best = std::max(best.value_or(s.rate_rps), s.rate_rps);
+  }
+  return best;
+}
+
 }  // namespace
+
+const char* phase_name(CapacityPhase phase) {
+  switch (phase) {
+    case CapacityPhase::kBracket:
+      return "bracket";
+    case CapacityPhase::kBisect:
+      return "bisect";
+    case CapacityPhase::kConfirm:
+      return "confirm";
+  }
+  return "?";
+}
 
 CapacityRepeat judge_capacity_repeat(const std::vector<Threshold>& slos, double rate_rps,
                                      const CapacityMeasurement& m) {
@@ -60,12 +87,13 @@ Result<CapacityResult> find_capacity(const CapacityOptions& options, const Capac
   if (Status s = validate(options); !s) return s;
   CapacityResult out;
   // Measures one step; false when it was interrupted (the step is then not recorded).
-  auto step = [&](double rate, bool bisecting) -> Result<bool> {
+  auto step = [&](double rate, CapacityPhase phase) -> Result<bool> {
     CapacityStep st;
     st.rate_rps = rate;
-    st.bisecting = bisecting;
+    st.phase = phase;
     st.passed = true;
-    for (int k = 0; k < options.repeats; ++k) {
+    const int runs = phase == CapacityPhase::kConfirm ? options.confirm_repeats : options.repeats;
+    for (int k = 0; k < runs; ++k) {
       auto m = measure(rate, k);
       if (!m) return m.status();
       if (m->interrupted) {
@@ -77,11 +105,10 @@ Result<CapacityResult> find_capacity(const CapacityOptions& options, const Capac
     }
     out.steps.push_back(std::move(st));
     if (on_step) on_step(out.steps.back());
-    if (out.steps.back().passed) {
-      out.capacity_rps = std::max(out.capacity_rps.value_or(0), rate);
-    } else {
+    if (!out.steps.back().passed) {
       out.lowest_fail_rps = std::min(out.lowest_fail_rps.value_or(rate), rate);
     }
+    out.capacity_rps = highest_clean_pass(out.steps);
     return true;
   };
   auto budget_left = [&] { return static_cast<int>(out.steps.size()) < options.max_steps; };
@@ -89,29 +116,51 @@ Result<CapacityResult> find_capacity(const CapacityOptions& options, const Capac
   // 1. Bracket.
   double rate = options.start_rate_rps;
   while (budget_left()) {
-    auto ok = step(rate, false);
+    auto ok = step(rate, CapacityPhase::kBracket);
     if (!ok) return ok.status();
     if (!*ok) return out;
     if (!out.steps.back().passed) break;
     if (rate >= options.max_rate_rps) {
       out.reached_max = true;
-      return out;
+      break;
     }
     rate = std::min(rate * 2, options.max_rate_rps);
   }
-  if (!out.capacity_rps || !out.lowest_fail_rps) return out;  // start failed, or out of steps
+  if (!out.capacity_rps) return out;                         // the start failed
+  if (!out.reached_max && !out.lowest_fail_rps) return out;  // out of steps while doubling
 
   // 2. Bisect.
-  while (budget_left()) {
+  while (!out.reached_max && budget_left()) {
     const double lo = *out.capacity_rps;
     const double hi = *out.lowest_fail_rps;
     if (hi - lo <= options.precision * lo) break;
     double mid = std::round((lo + hi) / 2);
     if (mid <= lo || mid >= hi) mid = (lo + hi) / 2;  // below whole req/s resolution
     if (mid <= lo || mid >= hi) break;
-    auto ok = step(mid, true);
+    auto ok = step(mid, CapacityPhase::kBisect);
     if (!ok) return ok.status();
     if (!*ok) return out;
+  }
+
+  // 3. Confirm, stepping down by the precision while a confirmation fails.
+  if (options.confirm_repeats == 0) return out;
+  double candidate = *out.capacity_rps;
+  while (budget_left()) {
+    auto ok = step(candidate, CapacityPhase::kConfirm);
+    if (!ok) return ok.status();
+    if (!*ok) return out;
+    if (out.steps.back().passed) {
+      out.confirmed = out.capacity_rps == candidate;
+      return out;
+    }
+    out.reached_max = false;
+    // Next: the highest rate still passing everywhere when it is within one precision step,
+    // else one precision step down (never measured yet: the confirmation then measures it).
+    double next = std::round(candidate * (1 - options.precision));
+    if (next >= candidate) next = candidate * (1 - options.precision);  // below 1 req/s
+    if (out.capacity_rps && *out.capacity_rps >= next) next = *out.capacity_rps;
+    if (!(next > 0)) return out;
+    candidate = next;
   }
   return out;
 }

@@ -59,6 +59,10 @@ class CapacityCommand final : public Subcommand {
     app.add_option("--repeat", repeat_,
                    "Runs per step; a step passes only if every run passes (conservative)")
         ->capture_default_str();
+    app.add_option("--confirm", confirm_,
+                   "Runs re-measuring the answer after the search; while any fails, the answer "
+                   "steps down by --precision and is confirmed again (0: no confirmation)")
+        ->capture_default_str();
     app.add_flag("--json", json_, "Print the whole result as JSON on stdout");
   }
 
@@ -88,6 +92,10 @@ class CapacityCommand final : public Subcommand {
     copts.max_rate_rps = max_rate_;
     copts.precision = precision_pct_ / 100;
     copts.repeats = repeat_;
+    if (confirm_ < 0 || confirm_ > 100) {
+      return report_failure(Status::invalid_argument("--confirm: give a count from 0 to 100"));
+    }
+    copts.confirm_repeats = confirm_;
 
     auto base = flags_.to_options();
     if (!base) return report_failure(base.status());
@@ -116,8 +124,9 @@ class CapacityCommand final : public Subcommand {
     const std::string slo_line = join(slo_texts, " and ");
     fmt::print(rows,
                "capacity search on {}: {} with no errors, achieved rate >= 99% of the target; "
-               "{} run{} of {} per step, a step passes only if every run passes\n",
-               flags_.url, slo_line, repeat_, repeat_ > 1 ? "s" : "", flags_.duration);
+               "{} run{} of {} per step, a step passes only if every run passes; the answer "
+               "is confirmed by {} more\n",
+               flags_.url, slo_line, repeat_, repeat_ > 1 ? "s" : "", flags_.duration, confirm_);
     fmt::print(rows, "{:>10}  {:<7}  {:<24}  {:>6}  {:>10}  {}\n", "rate/s", "phase",
                "p99 per run (ms)", "errors", "achieved/s", "result");
     std::fflush(rows);
@@ -133,7 +142,7 @@ class CapacityCommand final : public Subcommand {
         if (why.empty() && !r.failures.empty()) why = r.failures.front();
       }
       fmt::print(rows, "{:>10}  {:<7}  {:<24}  {:>6}  {:>10.1f}  {}\n", rate_text(st.rate_rps),
-                 st.bisecting ? "bisect" : "bracket", join(p99s, " "), errors, achieved,
+                 analysis::phase_name(st.phase), join(p99s, " "), errors, achieved,
                  st.passed ? "PASS" : "FAIL (" + why + ")");
       std::fflush(rows);
     };
@@ -169,6 +178,17 @@ class CapacityCommand final : public Subcommand {
       fmt::print(rows, "capacity: {} req/s meets {} with no errors; {}\n",
                  rate_text(*r.capacity_rps), slo_line, bracket);
     }
+    if (confirm_ > 0 && !r.confirmed) {
+      fmt::print(rows,
+                 "  not confirmed: the step limit ended the search before {} req/s passed "
+                 "its {} confirmation runs\n",
+                 rate_text(*r.capacity_rps), confirm_);
+    } else if (confirm_ > 0) {
+      fmt::print(rows,
+                 "  confirmed: {} req/s passed every one of its runs, {} of them after the "
+                 "search\n",
+                 rate_text(*r.capacity_rps), confirm_);
+    }
     return kExitOk;
   }
 
@@ -179,6 +199,7 @@ class CapacityCommand final : public Subcommand {
   double max_rate_ = 1e6;
   double precision_pct_ = 5;
   int repeat_ = 3;
+  int confirm_ = 3;
   bool json_ = false;
 
   // The load options of one step: open loop at `rate`, with -c as the pool's cap when given,
@@ -213,7 +234,7 @@ class CapacityCommand final : public Subcommand {
                         {"failures", rep.failures}});
       }
       steps.push_back({{"rate_rps", st.rate_rps},
-                       {"phase", st.bisecting ? "bisect" : "bracket"},
+                       {"phase", analysis::phase_name(st.phase)},
                        {"passed", st.passed},
                        {"repeats", reps}});
     }
@@ -225,6 +246,7 @@ class CapacityCommand final : public Subcommand {
           {"max_rate_rps", max_rate_},
           {"precision_percent", precision_pct_},
           {"repeats", repeat_},
+          {"confirm_repeats", confirm_},
           {"duration_s", std::chrono::duration<double>(base.duration).count()},
           {"warmup_s", std::chrono::duration<double>(base.warmup).count()},
           {"timeout_s", std::chrono::duration<double>(base.timeout).count()},
@@ -234,6 +256,7 @@ class CapacityCommand final : public Subcommand {
         {"bracket",
          {{"highest_pass_rps", opt(r.capacity_rps)}, {"lowest_fail_rps", opt(r.lowest_fail_rps)}}},
         {"reached_max", r.reached_max},
+        {"confirmed", r.confirmed},
         {"interrupted", r.interrupted},
         {"steps", steps}};
   }

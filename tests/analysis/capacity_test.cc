@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
+#include <memory>
 #include <vector>
 
 namespace knee::analysis {
@@ -43,15 +45,19 @@ TEST(Capacity, FindsTheKnownBoundWithinPrecision) {
   EXPECT_GT(*r->lowest_fail_rps, 3700);
   EXPECT_LE(*r->lowest_fail_rps - *r->capacity_rps, o.precision * *r->capacity_rps);
   EXPECT_FALSE(r->reached_max);
-  // Doubling from 100 to 6400 is 7 steps; bisecting [3200, 6400] to 5 % a handful more.
-  EXPECT_LE(r->steps.size(), 7u + 6u);
+  // Doubling from 100 to 6400 is 7 steps; bisecting [3200, 6400] to 5 % a handful more; one
+  // confirmation.
+  EXPECT_LE(r->steps.size(), 7u + 6u + 1u);
   EXPECT_EQ(calls, static_cast<int>(r->steps.size()) * o.repeats);
   for (const CapacityStep& s : r->steps) {
     EXPECT_EQ(s.repeats.size(), 3u);
     EXPECT_EQ(s.passed, s.rate_rps <= 3700) << s.rate_rps;
   }
-  EXPECT_FALSE(r->steps.front().bisecting);
-  EXPECT_TRUE(r->steps.back().bisecting);
+  EXPECT_EQ(r->steps.front().phase, CapacityPhase::kBracket);
+  EXPECT_EQ(r->steps[r->steps.size() - 2].phase, CapacityPhase::kBisect);
+  EXPECT_EQ(r->steps.back().phase, CapacityPhase::kConfirm);
+  EXPECT_EQ(r->steps.back().rate_rps, *r->capacity_rps);
+  EXPECT_TRUE(r->confirmed);
 }
 
 TEST(Capacity, TighterPrecisionGetsCloser) {
@@ -62,7 +68,8 @@ TEST(Capacity, TighterPrecisionGetsCloser) {
   ASSERT_TRUE(r.has_value());
   EXPECT_LE(*r->capacity_rps, 3700);
   EXPECT_GE(*r->capacity_rps, 3700 * 0.999);
-  EXPECT_LE(r->steps.size(), 7u + 13u);
+  EXPECT_LE(r->steps.size(), 7u + 13u + 1u);
+  EXPECT_TRUE(r->confirmed);
 }
 
 TEST(Capacity, FailingAtTheStartRateHasNoPassingRate) {
@@ -84,9 +91,12 @@ TEST(Capacity, PassingAtMaxRateStops) {
   EXPECT_TRUE(r->reached_max);
   EXPECT_EQ(*r->capacity_rps, 1000);
   EXPECT_FALSE(r->lowest_fail_rps.has_value());
-  // 100, 200, 400, 800, then the cap 1000.
-  ASSERT_EQ(r->steps.size(), 5u);
+  // 100, 200, 400, 800, then the cap 1000, then 1000 confirmed.
+  ASSERT_EQ(r->steps.size(), 6u);
+  EXPECT_EQ(r->steps[4].rate_rps, 1000);
   EXPECT_EQ(r->steps.back().rate_rps, 1000);
+  EXPECT_EQ(r->steps.back().phase, CapacityPhase::kConfirm);
+  EXPECT_TRUE(r->confirmed);
 }
 
 TEST(Capacity, OneFailingRepeatFailsTheStep) {
@@ -110,6 +120,52 @@ TEST(Capacity, OneFailingRepeatFailsTheStep) {
   EXPECT_TRUE(fail.repeats[0].passed);
   EXPECT_TRUE(fail.repeats[1].passed);
   EXPECT_FALSE(fail.repeats[2].passed);
+}
+
+// A system whose edge is noisy: up to 3500 req/s every run passes; up to 3700 the first three
+// runs at a rate pass (a lucky streak) and every later one fails; above 3700 every run fails.
+CapacityMeasure lucky_edge() {
+  auto runs_at = std::make_shared<std::map<double, int>>();
+  return [runs_at](double rate, int) -> core::Result<CapacityMeasurement> {
+    const int n = (*runs_at)[rate]++;
+    CapacityMeasurement m;
+    const bool pass = rate <= 3500 || (rate <= 3700 && n < 3);
+    m.figures.p99_ns = pass ? 10 * kMs : 80 * kMs;
+    m.figures.sent = 1000;
+    m.achieved_rps = rate;
+    return m;
+  };
+}
+
+TEST(Capacity, ALuckyPassAtTheEdgeFailsItsConfirmationAndStepsDown) {
+  CapacityOptions o = options_for("p99<50ms");
+  auto r = find_capacity(o, lucky_edge());
+  ASSERT_TRUE(r.has_value()) << r.status().message();
+  ASSERT_TRUE(r->capacity_rps.has_value());
+  EXPECT_TRUE(r->confirmed);
+  EXPECT_LE(*r->capacity_rps, 3500);  // the rate that always passes
+  EXPECT_GE(*r->capacity_rps, 3500 * (1 - o.precision) * (1 - o.precision));
+  // The search's own answer lay in the lucky band; its failed confirmation is the new fail.
+  ASSERT_TRUE(r->lowest_fail_rps.has_value());
+  EXPECT_GT(*r->lowest_fail_rps, 3500);
+  EXPECT_LE(*r->lowest_fail_rps, 3700);
+  int confirms = 0;
+  for (const CapacityStep& s : r->steps) confirms += s.phase == CapacityPhase::kConfirm;
+  EXPECT_GE(confirms, 2);
+  const CapacityStep& last = r->steps.back();
+  EXPECT_EQ(last.phase, CapacityPhase::kConfirm);
+  EXPECT_TRUE(last.passed);
+  EXPECT_EQ(last.rate_rps, *r->capacity_rps);
+}
+
+TEST(Capacity, WithoutConfirmationTheLuckyPassStands) {
+  CapacityOptions o = options_for("p99<50ms");
+  o.confirm_repeats = 0;
+  auto r = find_capacity(o, lucky_edge());
+  ASSERT_TRUE(r.has_value());
+  EXPECT_FALSE(r->confirmed);
+  EXPECT_GT(*r->capacity_rps, 3500);  // what the search alone reports: over-stated
+  for (const CapacityStep& s : r->steps) EXPECT_NE(s.phase, CapacityPhase::kConfirm);
 }
 
 TEST(Capacity, ErrorsOrALaggingClientFailARepeat) {
@@ -173,6 +229,9 @@ TEST(Capacity, RefusesBadOptions) {
   EXPECT_FALSE(find_capacity(o, system_with_bound(1)).has_value());
   o = options_for("p99<50ms");
   o.max_rate_rps = 10;
+  EXPECT_FALSE(find_capacity(o, system_with_bound(1)).has_value());
+  o = options_for("p99<50ms");
+  o.confirm_repeats = -1;
   EXPECT_FALSE(find_capacity(o, system_with_bound(1)).has_value());
   o = CapacityOptions{};
   EXPECT_FALSE(find_capacity(o, system_with_bound(1)).has_value());
