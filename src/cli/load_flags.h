@@ -26,11 +26,12 @@ struct LoadFlags {
   double rate = 0;  // open loop when > 0 (run only)
   std::string arrival = "uniform";
   uint64_t seed = 1;
+  std::string spin = "0";          // open loop: busy-poll window before each intended send
   bool connections_given = false;  // set by add_to's -c callback
 
   // Declares the flags on `app`. `with_connections` adds -c (sweep uses --levels instead).
   void add_to(CLI::App& app, bool url_required, bool with_connections);
-  // Declares -r/--rate, --arrival and --seed (open loop).
+  // Declares -r/--rate, --arrival, --seed and --spin (open loop).
   void add_open_loop_to(CLI::App& app);
   // Parses URL, durations, headers and body into options. Errors: kInvalidArgument naming the
   // flag and the accepted form; kIoError when --body-file cannot be read.

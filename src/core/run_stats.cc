@@ -75,6 +75,7 @@ void RunStats::merge(const RunStats& other) {
   for (size_t i = 0; i < status.size(); ++i) status[i] += other.status[i];
   for (const auto& [k, v] : other.causes) causes[k] += v;
   client_cpu_ns += other.client_cpu_ns;
+  client_spin_ns += other.client_spin_ns;
   client_wall_ns = std::max(client_wall_ns, other.client_wall_ns);
 }
 

@@ -74,7 +74,11 @@ struct RunStats {
   std::map<std::string, uint64_t> causes;
   int64_t client_cpu_ns = 0;   // CPU time of the worker threads (thread CPU clocks), summed
   int64_t client_wall_ns = 0;  // wall time the workers ran, warm-up and grace included (max)
-  // The busiest worker thread's CPU time over its wall time, 0..1 (max over workers).
+  // Wall time the worker threads busy-polled before intended sends (open loop, --spin), summed:
+  // CPU spent waiting on purpose, part of client_cpu_ns, left out of the two shares below.
+  int64_t client_spin_ns = 0;
+  // The busiest worker thread's CPU time, less its spin time, over its wall time, 0..1 (max over
+  // workers).
   double max_thread_cpu_share = 0;
   // The busiest worker thread's CPU time plus its time waiting for a CPU (run queue), over its
   // wall time, 0..1 (max over workers): how much of a core it asked for. At 0.9 or more the

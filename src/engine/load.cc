@@ -46,6 +46,13 @@ Status LoadOptions::validate() const {
   if (rate_rps && !(*rate_rps > 0 && std::isfinite(*rate_rps))) {
     return Status::invalid_argument("-r/--rate: must be a number of requests per second above 0");
   }
+  if (spin.count() < 0 || spin > std::chrono::milliseconds(10)) {
+    return Status::invalid_argument("--spin: must be from 0 to 10ms, e.g. 200us");
+  }
+  if (spin.count() > 0 && !rate_rps) {
+    return Status::invalid_argument(
+        "--spin: only in open loop (with -r RATE): it busy-polls before intended send times");
+  }
   if (request.url.scheme != "http") {
     return Status::invalid_argument(fmt::format(
         "URL {}: only http:// is supported so far (https is planned)", request.url.to_string()));
@@ -112,6 +119,7 @@ Result<core::RunResult> run_load(const LoadOptions& options, const RunControl& c
     cfg.clock = &clock;
     cfg.interrupt = control.interrupt;
     cfg.interval = options.interval;
+    cfg.spin = options.spin;
     if (options.rate_rps) {
       cfg.schedule.emplace(options.arrival, *options.rate_rps, options.seed, t, options.threads);
     }

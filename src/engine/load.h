@@ -43,6 +43,12 @@ struct LoadOptions {
   Arrival arrival = Arrival::kUniform;             // open loop: spacing of arrivals
   uint64_t seed = 1;                               // open loop: Poisson RNG seed
   core::Nanos interval{0};  // > 0: per-interval latency histograms in RunResult::intervals
+  // Open loop: busy-poll (epoll with a zero timeout) this long before each intended send
+  // instead of sleeping up to it, 0..10 ms (0: sleep). A sleeping thread wakes late by the
+  // host's timer and wake-up latency (hundreds of us on some VMs), which shows as send lag;
+  // spinning trades client CPU for punctual sends. The spin time is counted apart
+  // (RunStats::client_spin_ns) and left out of the client-bound check.
+  core::Nanos spin{0};
 
   // Open loop's default pool: enough connections for the rate at up to 250 ms of latency,
   // between 16 and 4096 (Little: N = X * R).

@@ -23,6 +23,8 @@ constexpr auto kLateThreshold = std::chrono::milliseconds(1);
 // A connect still pending after this long at the end of a run is reported (loopback and LAN
 // connects take microseconds to a millisecond; a lost SYN is retransmitted after 1 s).
 constexpr auto kStalledConnect = std::chrono::milliseconds(100);
+// Longest gap between two iterations of the loop counted as busy-polling (--spin).
+constexpr int64_t kMaxSpinIterationNs = 50'000;
 
 // How often busy requests are checked against the timeout: a tenth of it, 1..100 ms.
 core::Nanos timeout_tick(core::Nanos timeout) {
@@ -76,8 +78,16 @@ Status Worker::run() {
   }
   TimePoint grace_until = config_.phases.measure_until + config_.phases.grace;
   Status status;
+  std::optional<TimePoint> spin_since;  // set while busy-polling before a send (--spin)
   while (true) {
     now = clock.now();
+    if (spin_since) {
+      // One empty poll takes a few us; a longer gap means the thread lost its CPU meanwhile,
+      // which is run-queue wait (counted in the demand), not spinning.
+      const int64_t spun_ns = core::elapsed_ns(*spin_since, now);
+      if (spun_ns < kMaxSpinIterationNs) stats_.client_spin_ns += spun_ns;
+      spin_since.reset();
+    }
     if (!stopping_ && config_.interrupt != nullptr &&
         config_.interrupt->load(std::memory_order_relaxed)) {
       interrupted_ = true;
@@ -119,16 +129,25 @@ Status Worker::run() {
     }
     if (auto t = retries_.next_deadline()) deadline = std::min(deadline, *t);
     deadline = std::min(deadline, stopping_ ? grace_until : config_.phases.measure_until);
+    bool spinning = false;
     if (open_loop() && !stopping_) {
-      deadline =
-          std::min(deadline, config_.phases.start + core::Nanos(config_.schedule->next_ns()));
+      const TimePoint next_send = config_.phases.start + core::Nanos(config_.schedule->next_ns());
+      if (config_.spin.count() > 0 && next_send < config_.phases.measure_until &&
+          next_send - now <= config_.spin) {
+        spinning = true;  // poll without sleeping until the send is due
+        deadline = now;
+      } else {
+        deadline = std::min(deadline, next_send - config_.spin);
+      }
     }
     auto n = loop.wait(events, deadline);
     if (!n) {
       status = n.status();
       break;
     }
-    if (*n == 0) {
+    if (spinning && *n == 0) {
+      spin_since = now;  // an empty poll: the time until the next iteration was spent waiting
+    } else if (*n == 0) {
       TimePoint woke = clock.now();
       if (woke >= deadline) stats_.loop_lag_ns.record(core::elapsed_ns(deadline, woke));
     }
@@ -146,8 +165,10 @@ Status Worker::run() {
   if (stats_.client_wall_ns > 0) {
     const double wall = static_cast<double>(stats_.client_wall_ns);
     const double wait_ns = static_cast<double>((core::thread_runqueue_wait() - wait_start).count());
-    stats_.max_thread_cpu_share = static_cast<double>(cpu_ns) / wall;
-    stats_.max_thread_cpu_demand = std::min(1.0, (static_cast<double>(cpu_ns) + wait_ns) / wall);
+    // Spinning is waiting on purpose: it counts as neither work nor demand for a core.
+    const double work_ns = std::max(0.0, static_cast<double>(cpu_ns - stats_.client_spin_ns));
+    stats_.max_thread_cpu_share = work_ns / wall;
+    stats_.max_thread_cpu_demand = std::min(1.0, (work_ns + wait_ns) / wall);
   }
   loop_ = nullptr;
   return status;

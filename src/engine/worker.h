@@ -52,6 +52,8 @@ struct WorkerConfig {
   std::optional<ArrivalSchedule> schedule;
   // Record per-interval latency histograms of this length (0: none).
   core::Nanos interval{0};
+  // Open loop: busy-poll this long before each intended send (LoadOptions::spin).
+  core::Nanos spin{0};
 };
 
 // One worker's latency counts of one interval: (bucket's lowest value, count) pairs, compact

@@ -137,6 +137,7 @@ json run_fields(const core::RunResult& r) {
               {"client_cpu_cores", r.client_cpu_cores()},
               {"client_max_thread_cpu", s.max_thread_cpu_share},
               {"client_max_thread_cpu_demand", s.max_thread_cpu_demand},
+              {"client_spin_ns", s.client_spin_ns},
               {"loop_lag_ns", latency_json(s.loop_lag_ns)},
               {"interrupted", r.interrupted},
               {"resources", r.use ? use_json(*r.use) : json()}};
@@ -339,6 +340,12 @@ std::string render_run_text(const RunReport& report) {
       "asked for {:.0f}%; event loop woke {} late at p99\n",
       r.client_cpu_cores(), 100 * s.max_thread_cpu_share, 100 * s.max_thread_cpu_demand,
       core::format_duration_ns(static_cast<double>(s.loop_lag_ns.value_at_percentile(99))));
+  if (s.client_spin_ns > 0) {
+    out += fmt::format(
+        "  client spin  {:.2f} s of busy-polling before sends (--spin), counted in client CPU "
+        "cores but not in the busiest thread's share\n",
+        static_cast<double>(s.client_spin_ns) / 1e9);
+  }
   if (v.saturation) {
     out += fmt::format("  saturated    {}: {}\n", v.saturation->resource, v.saturation->detail);
   }

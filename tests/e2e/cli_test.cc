@@ -49,6 +49,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadInput{{"run", "http://127.0.0.1:1/", "--duration=-1s"}, "negative"},
         BadInput{{"run", "http://127.0.0.1:1/", "-d", "2parsecs"}, "-d/--duration"},
         BadInput{{"run", "http://127.0.0.1:1/", "-c", "0"}, "-c/--connections"},
+        BadInput{{"run", "http://127.0.0.1:1/", "--spin", "200us"}, "--spin"},
+        BadInput{{"run", "http://127.0.0.1:1/", "-r", "100", "--spin", "1s"}, "--spin"},
         BadInput{{"serve", "--wait", "soon"}, "--wait"},
         // Regressions found by a new user:
         BadInput{{"badcmd"}, "unknown command 'badcmd'"},

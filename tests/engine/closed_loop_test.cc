@@ -266,6 +266,13 @@ TEST(LoadOptions, RejectsBadValuesNamingTheFlag) {
   o.threads = 1;
   o.duration = 0s;
   EXPECT_NE(o.validate().message().find("-d/--duration"), std::string::npos);
+  o.duration = 1s;
+  o.spin = 100us;  // closed loop: nothing is scheduled, so nothing to spin for
+  EXPECT_NE(o.validate().message().find("--spin"), std::string::npos);
+  o.rate_rps = 100;
+  EXPECT_TRUE(o.validate().ok());
+  o.spin = 11ms;
+  EXPECT_NE(o.validate().message().find("--spin"), std::string::npos);
 }
 
 }  // namespace

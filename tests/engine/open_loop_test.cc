@@ -48,6 +48,31 @@ TEST(OpenLoop, SendsAtTheTargetRateAndAccountsForEveryRequest) {
   expect_accounted(s);
 }
 
+TEST(OpenLoop, SpinningKeepsTheScheduleAndIsCountedApartFromClientLoad) {
+  ScriptedServer server(
+      [](int, int, const std::string&) { return Action::respond(testing::ok_response()); });
+  LoadOptions o = open_loop(server.url("/"), 500, 16, 400ms);
+  auto slept = run_load(o);
+  ASSERT_TRUE(slept) << slept.status().message();
+  EXPECT_EQ(slept->stats.client_spin_ns, 0);
+  o.spin = 1ms;  // half of the 2 ms between sends is spent polling
+  auto spun = run_load(o);
+  ASSERT_TRUE(spun) << spun.status().message();
+  const core::RunStats& s = spun->stats;
+  EXPECT_NEAR(static_cast<double>(s.sent), 200.0, 2.0);
+  EXPECT_EQ(s.completed, s.sent);
+  EXPECT_GT(s.client_spin_ns, 0);
+  EXPECT_LE(s.client_spin_ns, s.client_wall_ns);
+  // Spin time is left out of the busiest thread's share: without that, every spinning run would
+  // read as client-bound.
+  const double spin_share =
+      static_cast<double>(s.client_spin_ns) / static_cast<double>(s.client_wall_ns);
+  EXPECT_LE(s.max_thread_cpu_share,
+            static_cast<double>(s.client_cpu_ns) / static_cast<double>(s.client_wall_ns) -
+                spin_share + 1e-9);
+  expect_accounted(s);
+}
+
 TEST(OpenLoop, WaitingForAConnectionIsPartOfTheLatency) {
   // One connection and 20 ms per answer serve 50 req/s; 200 req/s are asked for, so requests
   // queue in the client. Their latency from the intended time grows far beyond the 20 ms the
