@@ -162,7 +162,13 @@ ParseOutcome RequestParser::parse(std::string_view buf) {
     const void* hit =
         pos_ < buf.size() ? std::memchr(buf.data() + pos_, '\n', buf.size() - pos_) : nullptr;
     if (hit == nullptr) {
-      pos_ = buf.size();
+      // No LF in [pos_, end): a CR with a byte after it is bare (RFC 9112 §2.2 lets a server
+      // reject it). Refused now rather than after 8 KiB that may never come.
+      if (pos_ + 1 < buf.size() &&
+          std::memchr(buf.data() + pos_, '\r', buf.size() - pos_ - 1) != nullptr) {
+        return fail(ParseOutcome::kBadRequest, "bare CR");
+      }
+      pos_ = buf.back() == '\r' ? buf.size() - 1 : buf.size();  // a final CR is checked again
       if (request_line_end_ == kNone) {
         // Refuse early what cannot become a request line (a TLS hello, a typo'd method), instead
         // of waiting for 8 KiB that may never come.
@@ -189,6 +195,9 @@ ParseOutcome RequestParser::parse(std::string_view buf) {
 
     size_t lf = static_cast<size_t>(static_cast<const char*>(hit) - buf.data());
     size_t line_end = (lf > line_start_ && buf[lf - 1] == '\r') ? lf - 1 : lf;
+    if (std::memchr(buf.data() + line_start_, '\r', line_end - line_start_) != nullptr) {
+      return fail(ParseOutcome::kBadRequest, "bare CR");  // as above, however the bytes came
+    }
     pos_ = lf + 1;
     if (request_line_end_ == kNone) {
       ParseOutcome checked = check_request_line(buf.substr(head_start_, line_end - head_start_));

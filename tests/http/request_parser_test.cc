@@ -161,6 +161,22 @@ TEST(RequestParser, BinaryGarbageIsRefusedWithoutWaitingForALineEnd) {
   EXPECT_EQ(parse_once("GET /"), ParseOutcome::kNeedMore);
 }
 
+// Regression: lines ended by bare CRs and no LF at all kept the parser waiting for a line end
+// (8 KiB or forever), so the lab server never answered them.
+TEST(RequestParser, BareCrWithoutAnyLfIsRefusedAtOnce) {
+  EXPECT_EQ(parse_once("GET / HTTP/1.1\rHost: h\r\r"), ParseOutcome::kBadRequest);
+  EXPECT_EQ(parse_once("GET / HTTP/1.1\rH"), ParseOutcome::kBadRequest);
+  // A CR at the very end may be the first half of a CRLF still on its way.
+  EXPECT_EQ(parse_once("GET / HTTP/1.1\r"), ParseOutcome::kNeedMore);
+  RequestParser p;  // byte by byte: refused as soon as the byte after the CR arrives
+  const std::string req = "GET / HTTP/1.1\rHost: h\r\r";
+  ParseOutcome last = ParseOutcome::kNeedMore;
+  size_t n = 0;
+  while (last == ParseOutcome::kNeedMore && n < req.size()) last = p.parse(req.substr(0, ++n));
+  EXPECT_EQ(last, ParseOutcome::kBadRequest);
+  EXPECT_EQ(n, std::string("GET / HTTP/1.1\rH").size());
+}
+
 TEST(RequestParser, TooManyLeadingEmptyLinesAreABadRequest) {
   EXPECT_EQ(parse_once(std::string(20, '\n') + "GET / HTTP/1.1\r\nHost: h\r\n\r\n"),
             ParseOutcome::kBadRequest);

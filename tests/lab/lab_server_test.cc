@@ -468,6 +468,8 @@ TEST(LabServer, MalformedRequestIs400AndTheServerKeepsServing) {
                          400);
   expect_error_and_close(*server, "GET /fast HTTP/1.1\r\nHost: lab\r\nContent-Length: x\r\n\r\n",
                          400);
+  // Regression: lines ended by bare CRs only were never answered (the parser waited for an LF).
+  expect_error_and_close(*server, "GET /fast HTTP/1.1\rHost: lab\r\r", 400);
   Client other(server->address());
   auto r = other.get("/fast");
   ASSERT_TRUE(r);
