@@ -39,7 +39,7 @@ core::Status write_hlog(const std::string& path, const std::vector<TaggedRun>& r
     const double offset = tagged.run->measure_start_epoch_s - start;
     for (const core::LatencyInterval& i : tagged.run->intervals) {
       if (core::Status s =
-              writer.write_interval(offset + i.start_s, i.length_s, i.latency_ns, tagged.tag);
+              writer.write_interval(offset + i.start_s, i.length_s, i.latency_ns(), tagged.tag);
           !s) {
         return s;
       }

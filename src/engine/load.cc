@@ -170,16 +170,18 @@ Result<core::RunResult> run_load(const LoadOptions& options, const RunControl& c
     size_t n = 0;
     for (const auto& w : workers) n = std::max(n, w->intervals().size());
     const double step_s = std::chrono::duration<double>(options.interval).count();
+    core::Histogram folded = core::Histogram::for_latency();
     for (size_t i = 0; i < n; ++i) {
       core::LatencyInterval li;
       li.start_s = static_cast<double>(i) * step_s;
       li.length_s = std::max(0.0, std::min(step_s, result.duration_s - li.start_s));
+      folded.reset();
       for (const auto& w : workers) {
         if (i >= w->intervals().size()) continue;
-        for (const auto& [value, count] : w->intervals()[i].counts) {
-          li.latency_ns.record(value, count);
-        }
+        for (const auto& [value, count] : w->intervals()[i].counts) folded.record(value, count);
       }
+      folded.for_each_recorded(
+          [&](int64_t lowest, int64_t, int64_t count) { li.counts.emplace_back(lowest, count); });
       result.intervals.push_back(std::move(li));
     }
   }
