@@ -16,12 +16,18 @@ packages=(
   libhdrhistogram-java               # reference HdrHistogram jar: tests/report/java_compat.sh
   default-jdk-headless               # javac/java for tests/report/java_compat.sh
   libgsl-dev                         # GSL nonlinear least squares: the USL fit (analysis/usl.cc)
+  chromium                           # headless browser: tests/report/html_browser_test.sh
+  libsqlite3-dev                     # embedded SQLite: the SQLite rungs of knee ladder (probes/)
 )
 
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
 done
+# Node.js and npm: `npm ci` fetches uPlot for the HTML report at build time (src/report/). Asked
+# of PATH, not dpkg: a Node.js installed otherwise (nodesource's bundles npm) is fine, and
+# Debian's npm package would conflict with it.
+command -v npm >/dev/null 2>&1 || missing+=(nodejs npm)
 [ ${#missing[@]} -eq 0 ] && exit 0
 
 echo "installing missing Debian packages: ${missing[*]}"

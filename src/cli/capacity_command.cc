@@ -17,6 +17,7 @@
 #include "cli/common.h"
 #include "cli/interrupt.h"
 #include "cli/load_flags.h"
+#include "cli/progress.h"
 #include "cli/thresholds.h"
 
 namespace knee::cli {
@@ -64,6 +65,7 @@ class CapacityCommand final : public Subcommand {
                    "steps down by --precision and is confirmed again (0: no confirmation)")
         ->capture_default_str();
     app.add_flag("--json", json_, "Print the whole result as JSON on stdout");
+    add_progress_flags(app, progress_flags_);
   }
 
   int run() override {
@@ -104,13 +106,19 @@ class CapacityCommand final : public Subcommand {
     const std::atomic<bool>& interrupt = install_interrupt_handler();
     engine::RunControl control;
     control.interrupt = &interrupt;
-    analysis::CapacityMeasure measure = [&](double rate,
-                                            int) -> core::Result<analysis::CapacityMeasurement> {
+    Progress progress(progress_flags_);  // live line on stderr; cleared before each row
+    control.on_progress = progress.handler();
+    int steps_done = 0;
+    analysis::CapacityMeasure measure =
+        [&](double rate, int repeat) -> core::Result<analysis::CapacityMeasurement> {
       analysis::CapacityMeasurement m;
       if (interrupt.load()) {
         m.interrupted = true;
         return m;
       }
+      progress.begin_run(
+          fmt::format("step {} {}/s run {}", steps_done + 1, rate_text(rate), repeat + 1),
+          base->warmup + base->duration, core::Nanos(0));
       auto result = engine::run_load(options_at(*base, rate), control);
       if (!result) return result.status();
       m.figures = threshold_input(*result);
@@ -131,6 +139,8 @@ class CapacityCommand final : public Subcommand {
                "p99 per run (ms)", "errors", "achieved/s", "result");
     std::fflush(rows);
     auto print_step = [&](const analysis::CapacityStep& st) {
+      progress.clear();
+      ++steps_done;
       std::vector<std::string> p99s;
       uint64_t errors = 0;
       double achieved = st.repeats.empty() ? 0 : st.repeats[0].measurement.achieved_rps;
@@ -148,6 +158,7 @@ class CapacityCommand final : public Subcommand {
     };
 
     auto found = analysis::find_capacity(copts, measure, print_step);
+    progress.finish();
     if (!found) return report_failure(found.status());
     const analysis::CapacityResult& r = *found;
 
@@ -201,6 +212,7 @@ class CapacityCommand final : public Subcommand {
   int repeat_ = 3;
   int confirm_ = 3;
   bool json_ = false;
+  ProgressFlags progress_flags_;  // --quiet, --no-color
 
   // The load options of one step: open loop at `rate`, with -c as the pool's cap when given,
   // otherwise the engine's default pool for that rate.

@@ -32,5 +32,7 @@ std::unique_ptr<Subcommand> make_sweep_command();
 std::unique_ptr<Subcommand> make_report_command();
 std::unique_ptr<Subcommand> make_model_command();
 std::unique_ptr<Subcommand> make_capacity_command();
+std::unique_ptr<Subcommand> make_ladder_command();
+std::unique_ptr<Subcommand> make_probe_command();
 
 }  // namespace knee::cli

@@ -23,12 +23,17 @@ constexpr Entry kCommands[] = {
      knee::cli::make_run_command},
     {"serve", "The lab server: lab endpoints and the tracking service",
      knee::cli::make_serve_command},
-    {"report", "Read saved results: percentiles of HdrHistogram interval logs (.hlog)",
+    {"report",
+     "Read saved results: percentiles of HdrHistogram logs (.hlog), two JSON results side by side",
      knee::cli::make_report_command},
     {"model", "Queueing calculator: Little's law, M/M/1 table and peak headroom, M/M/c, USL fit",
      knee::cli::make_model_command},
     {"capacity", "Highest open-loop rate meeting an SLO (p99<50ms) with no errors: bracket, bisect",
      knee::cli::make_capacity_command},
+    {"ladder", "Latency numbers of this host, measured rung by rung (ns to tens of ms), in context",
+     knee::cli::make_ladder_command},
+    {"probe", "Phases of one request (DNS, connect, TLS, first byte, total) like curl -w, repeated",
+     knee::cli::make_probe_command},
 };
 
 }  // namespace
@@ -56,7 +61,8 @@ int main(int argc, char** argv) {
     if (argc > 1 && argv[1][0] != '-' && app.get_subcommands().empty()) {
       fmt::print(
           stderr,
-          "knee: unknown command '{}'; use one of sweep, run, serve, report, model, capacity\n",
+          "knee: unknown command '{}'; use one of sweep, run, serve, report, model, capacity, "
+          "ladder, probe\n",
           argv[1]);
       return knee::cli::kExitBadInput;
     }

@@ -1,15 +1,19 @@
 // `knee report FILE...`: reads saved results back. For now HdrHistogram interval logs (.hlog,
 // written by --hlog or any HdrHistogram tool): percentiles of the whole log, a time range or a
-// tag, merged exactly across files.
+// tag, merged exactly across files. Two knee JSON results (a.json b.json): side by side, level by
+// level (report/compare.h).
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <optional>
 
 #include "cli/command.h"
 #include "cli/load_flags.h"
+#include "report/compare.h"
 #include "report/hlog.h"
+#include "report/html.h"
 #include "report/render.h"
 
 namespace knee::cli {
@@ -25,24 +29,51 @@ std::string summary_line(const core::Histogram& h) {
       ms(90), ms(99), ms(99.9), ms(99.99), static_cast<double>(h.max()) / 1e6);
 }
 
+bool has_suffix(const std::string& s, std::string_view suffix) {
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// The JSON document in `path`. Errors: kInvalidArgument naming the file when it cannot be read
+// or parsed.
+core::Result<nlohmann::json> read_json_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return Status::invalid_argument("report: cannot read '" + path + "'");
+  nlohmann::json doc = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded()) {
+    return Status::invalid_argument(fmt::format("report: '{}' is not valid JSON", path));
+  }
+  return doc;
+}
+
 class ReportCommand final : public Subcommand {
  public:
   void add_options(CLI::App& app) override {
-    app.add_option("files", files_, "HdrHistogram interval logs (.hlog) to read and merge")
+    app.add_option("files", files_,
+                   "HdrHistogram interval logs (.hlog) to read and merge, or two knee run/sweep "
+                   "JSON results (a.json b.json) to compare side by side")
         ->required();
     app.add_option("--from", from_s_, "Only intervals starting at or after S seconds (log time)");
     app.add_option("--to", to_s_, "Only intervals starting at or before S seconds (log time)");
     app.add_option("--tag", tag_, "Only intervals with this tag (e.g. c32 for a sweep level)");
-    app.add_flag("--json", json_, "Print the merged latency summary as JSON (ns)");
+    app.add_flag("--json", json_,
+                 "Print the merged latency summary (ns), or the comparison, as JSON");
+    app.add_option("-o,--output", html_path_,
+                   "With one knee JSON result (FILE.json): write its HTML report to this file; "
+                   "with two (a.json b.json): an HTML page overlaying their curves");
   }
 
   int run() override {
+    if (!html_path_.empty()) return write_html_report();
+    if (files_.size() == 2 && has_suffix(files_[0], ".json") && has_suffix(files_[1], ".json")) {
+      return compare_json_files(files_[0], files_[1]);
+    }
     std::vector<report::HlogInterval> all;
     for (const std::string& file : files_) {
       if (file.size() < 5 || file.substr(file.size() - 5) != ".hlog") {
         return report_failure(Status::invalid_argument(fmt::format(
             "report: '{}' is not an .hlog file; knee report reads HdrHistogram interval logs "
-            "(knee run/sweep --hlog FILE.hlog) so far",
+            "(knee run/sweep --hlog FILE.hlog), or compares two JSON results (a.json b.json)",
             file)));
       }
       std::ifstream in(file);
@@ -82,6 +113,63 @@ class ReportCommand final : public Subcommand {
   }
 
  private:
+  // `knee report a.json b.json`: two run or sweep results side by side, level by level
+  // (report/compare.h), as text or with --json as JSON.
+  int compare_json_files(const std::string& a_path, const std::string& b_path) {
+    std::vector<report::CompareSide> sides;
+    for (const std::string& path : {a_path, b_path}) {
+      auto doc = read_json_file(path);
+      if (!doc) return report_failure(doc.status());
+      auto side = report::compare_side_from_json(*doc, path);
+      if (!side) {
+        return report_failure(Status::invalid_argument("report: " + side.status().message()));
+      }
+      sides.push_back(std::move(side).value());
+    }
+    auto comparison = report::compare(std::move(sides[0]), std::move(sides[1]));
+    if (!comparison) {
+      return report_failure(Status::invalid_argument("report: " + comparison.status().message()));
+    }
+    if (json_) {
+      fmt::print("{}\n", report::compare_to_json(*comparison).dump(2));
+    } else {
+      fmt::print("{}", report::render_compare_text(*comparison));
+    }
+    return kExitOk;
+  }
+
+  // `knee report FILE.json -o FILE.html` (the same renderer as run/sweep --html), or
+  // `knee report a.json b.json -o FILE.html` (two sweeps overlaid).
+  int write_html_report() {
+    const bool all_json = std::all_of(files_.begin(), files_.end(),
+                                      [](const std::string& f) { return has_suffix(f, ".json"); });
+    if (files_.size() > 2 || !all_json) {
+      return report_failure(Status::invalid_argument(
+          "-o: give one knee JSON result (FILE.json) for its HTML report, or two (a.json b.json) "
+          "to overlay them"));
+    }
+    std::vector<nlohmann::json> docs;
+    for (const std::string& path : files_) {
+      auto doc = read_json_file(path);
+      if (!doc) return report_failure(doc.status());
+      docs.push_back(std::move(doc).value());
+    }
+    auto html = docs.size() == 1
+                    ? report::render_html(docs[0])
+                    : report::render_compare_html(docs[0], docs[1], files_[0], files_[1]);
+    if (!html) return report_failure(html.status());
+    std::ofstream out(html_path_);
+    if (!out) {
+      return report_failure(Status::invalid_argument(
+          fmt::format("-o: cannot write '{}'; give a writable file path", html_path_)));
+    }
+    out << *html;
+    out.close();
+    if (!out) return report_failure(Status::io_error("-o: cannot write " + html_path_));
+    return kExitOk;
+  }
+
+  std::string html_path_;
   std::vector<std::string> files_;
   std::optional<double> from_s_;
   std::optional<double> to_s_;

@@ -2,14 +2,18 @@
 // wrk-like summary or --json.
 #include <fmt/core.h>
 
+#include <fstream>
+
 #include "cli/command.h"
 #include "cli/common.h"
 #include "cli/interrupt.h"
 #include "cli/load_flags.h"
+#include "cli/progress.h"
 #include "cli/scenario.h"
 #include "cli/thresholds.h"
 #include "probes/host_context.h"
 #include "probes/use.h"
+#include "report/html.h"
 #include "report/render.h"
 
 namespace knee::cli {
@@ -36,8 +40,11 @@ class RunCommand final : public Subcommand {
                    "Write per-second latency histograms to FILE in HdrHistogram's interval log "
                    "format (read back with knee report FILE)");
     app.add_flag("--json", json_, "Print the result as JSON on stdout (fields in docs/output.md)");
+    app.add_option("--html", html_path_,
+                   "Write a self-contained HTML report with charts to FILE (works offline)");
     add_scenario_option(app);
     add_threshold_option(app, threshold_texts_);
+    add_progress_flags(app, progress_flags_);
   }
 
   int run() override {
@@ -47,6 +54,10 @@ class RunCommand final : public Subcommand {
       return report_failure(
           Status::invalid_argument("--threshold: not with --scenario; give a URL instead"));
     }
+    if (!scenario_texts_.empty() && !html_path_.empty()) {
+      return report_failure(
+          Status::invalid_argument("--html: not with --scenario; give a URL instead"));
+    }
     if (!scenario_texts_.empty()) return run_scenarios_and_print();
     if (flags_.url.empty()) {
       return report_failure(Status::invalid_argument(
@@ -54,13 +65,26 @@ class RunCommand final : public Subcommand {
     }
     auto options = flags_.to_options();
     if (!options) return report_failure(options.status());
-    if (!hlog_path_.empty()) options->interval = std::chrono::seconds(1);
+    // Per-second intervals for --hlog, and for the JSON and HTML report's over-time chart.
+    if (!hlog_path_.empty() || json_ || !html_path_.empty()) {
+      options->interval = std::chrono::seconds(1);
+    }
     if (repeat_ < 1 || repeat_ > 100) {
       return report_failure(Status::invalid_argument("--repeat: give a count from 1 to 100"));
+    }
+    std::ofstream html_file;
+    if (!html_path_.empty()) {
+      html_file.open(html_path_);
+      if (!html_file) {
+        return report_failure(Status::invalid_argument(
+            fmt::format("--html: cannot write '{}'; give a writable file path", html_path_)));
+      }
     }
     const std::atomic<bool>& interrupt = install_interrupt_handler();
     std::string started_at = now_iso8601();
     std::vector<core::RunResult> runs;
+    Progress progress(progress_flags_);
+    const core::Nanos planned = options->warmup + options->duration;
     for (int k = 0; k < repeat_; ++k) {
       probes::UseSampler sampler;
       std::optional<core::ResourceUse> use;
@@ -68,13 +92,20 @@ class RunCommand final : public Subcommand {
       control.interrupt = &interrupt;
       control.on_measure_start = [&] { sampler.start(server_pid_); };
       control.on_measure_end = [&] { use = sampler.stop(); };
+      control.on_progress = progress.handler();
+      progress.begin_run(repeat_ > 1 ? fmt::format("run {}/{}", k + 1, repeat_) : "run", planned,
+                         (repeat_ - k - 1) * planned);
       auto result = engine::run_load(*options, control);
       if (sampler.running()) use = sampler.stop();
-      if (!result) return report_failure(result.status());
+      if (!result) {
+        progress.finish();
+        return report_failure(result.status());
+      }
       result->use = use;
       runs.push_back(std::move(result).value());
       if (runs.back().interrupted) break;
     }
+    progress.finish();
     report::LoadParams params = load_params(*options, flags_.url);
     params.repeats = static_cast<int>(runs.size());
     report::RunReport rep = report::analyse_run(flags_.url, started_at, params, std::move(runs),
@@ -91,6 +122,13 @@ class RunCommand final : public Subcommand {
       fmt::print("{}\n", report::run_to_json(rep).dump(2));
     } else {
       fmt::print("{}", report::render_run_text(rep));
+    }
+    if (!html_path_.empty()) {
+      auto html = report::render_html(report::run_to_json(rep));
+      if (!html) return report_failure(html.status());
+      html_file << *html;
+      html_file.close();
+      if (!html_file) return report_failure(Status::io_error("--html: cannot write " + html_path_));
     }
     const core::RunResult& median = rep.result.median_run();
     if (rep.result.runs.back().interrupted) return 130;
@@ -114,9 +152,11 @@ class RunCommand final : public Subcommand {
   int repeat_ = 1;
   std::optional<int> server_pid_;
   bool json_ = false;
+  std::string html_path_;
   std::string hlog_path_;
   bool strict_ = false;
   std::vector<std::string> threshold_texts_;  // --threshold, checked on the median run
+  ProgressFlags progress_flags_;              // --quiet, --no-color
 
   // --scenario: several targets at once, each with its own load model and report (scenario.h).
   std::vector<std::string> scenario_texts_;

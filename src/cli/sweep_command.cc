@@ -13,10 +13,12 @@
 #include "cli/interrupt.h"
 #include "cli/lab_child.h"
 #include "cli/load_flags.h"
+#include "cli/progress.h"
 #include "cli/thresholds.h"
 #include "core/units.h"
 #include "probes/host_context.h"
 #include "probes/use.h"
+#include "report/html.h"
 #include "report/render.h"
 
 namespace knee::cli {
@@ -50,6 +52,8 @@ class SweepCommand final : public Subcommand {
                    "Independent runs per level; figures become median (min-max)")
         ->capture_default_str();
     app.add_option("--json", json_path_, "Write the whole result as JSON to FILE ('-': stdout)");
+    app.add_option("--html", html_path_,
+                   "Write a self-contained HTML report with charts to FILE (works offline)");
     app.add_option("--hlog", hlog_path_,
                    "Write per-second latency histograms to FILE in HdrHistogram's interval log "
                    "format, tagged c<N> per level (c<N>-r<k> with repeats)");
@@ -68,6 +72,7 @@ class SweepCommand final : public Subcommand {
                    "Built-in server (no URL): event-loop threads")
         ->capture_default_str();
     add_threshold_option(app, threshold_texts_);
+    add_progress_flags(app, progress_flags_);
   }
 
   int run() override {
@@ -144,6 +149,15 @@ class SweepCommand final : public Subcommand {
       }
     }
 
+    std::ofstream html_file;
+    if (!html_path_.empty()) {
+      html_file.open(html_path_);
+      if (!html_file) {
+        return report_failure(Status::invalid_argument(
+            fmt::format("--html: cannot write '{}'; give a writable file path", html_path_)));
+      }
+    }
+
     std::optional<LabChild> lab;
     std::string target;
     std::optional<int> server_pid = server_pid_;
@@ -174,7 +188,10 @@ class SweepCommand final : public Subcommand {
     }
     auto options = flags_.to_options();
     if (!options) return report_failure(options.status());
-    if (!hlog_path_.empty()) options->interval = std::chrono::seconds(1);
+    // Per-second intervals for --hlog, and for the JSON and HTML report's over-time chart.
+    if (!hlog_path_.empty() || !json_path_.empty() || !html_path_.empty()) {
+      options->interval = std::chrono::seconds(1);
+    }
 
     const std::atomic<bool>& interrupt = install_interrupt_handler();
     std::string started_at = now_iso8601();
@@ -182,6 +199,11 @@ class SweepCommand final : public Subcommand {
     std::vector<std::string> warnings;
     bool interrupted = false;
     std::optional<Status> failed;
+    Progress progress(progress_flags_);
+    progress.print_line(live_sweep_header(by_rate));
+    const core::Nanos planned = options->warmup + options->duration;
+    const int64_t total_runs = static_cast<int64_t>(levels->size()) * repeat_;
+    int64_t runs_begun = 0;
     for (int64_t level : *levels) {
       std::vector<core::RunResult> repeats;
       for (int k = 0; k < repeat_ && !interrupted && !failed; ++k) {
@@ -202,6 +224,13 @@ class SweepCommand final : public Subcommand {
         control.interrupt = &interrupt;
         control.on_measure_start = [&] { sampler.start(server_pid); };
         control.on_measure_end = [&] { use = sampler.stop(); };
+        control.on_progress = progress.handler();
+        ++runs_begun;
+        progress.begin_run(
+            fmt::format("level {}/{} {}{}{}", results.size() + 1, levels->size(),
+                        by_rate ? "rate=" : "c=", level,
+                        repeat_ > 1 ? fmt::format(" run {}/{}", k + 1, repeat_) : ""),
+            planned, (total_runs - runs_begun) * planned);
         auto r = engine::run_load(o, control);
         if (sampler.running()) use = sampler.stop();
         if (!r) {
@@ -221,8 +250,10 @@ class SweepCommand final : public Subcommand {
             by_rate ? "rate" : "concurrency", level, failed ? ": " + failed->message() : ""));
         break;
       }
+      progress.print_line(live_sweep_row(repeats, by_rate));
       results.push_back(std::move(repeats));
     }
+    progress.finish();
     if (lab) lab->stop();
     if (failed && results.empty()) return report_failure(*failed);
 
@@ -256,6 +287,13 @@ class SweepCommand final : public Subcommand {
           return report_failure(Status::io_error("--json: cannot write " + json_path_));
       }
     }
+    if (!html_path_.empty()) {
+      auto html = report::render_html(report::sweep_to_json(rep));
+      if (!html) return report_failure(html.status());
+      html_file << *html;
+      html_file.close();
+      if (!html_file) return report_failure(Status::io_error("--html: cannot write " + html_path_));
+    }
     if (failed) {
       fmt::print(stderr, "knee: {}\n", failed->message());
       return kExitRunFailed;
@@ -271,6 +309,7 @@ class SweepCommand final : public Subcommand {
   std::optional<int> max_connections_;
   int repeat_ = 1;
   std::string json_path_;
+  std::string html_path_;
   std::string hlog_path_;
   std::optional<int> server_pid_;
   std::string sample_every_ = "250ms";
@@ -278,6 +317,7 @@ class SweepCommand final : public Subcommand {
   std::string server_cpu_ = "0.2ms";
   int server_threads_ = 1;
   std::vector<std::string> threshold_texts_;  // --threshold, checked on every level's median run
+  ProgressFlags progress_flags_;              // --quiet, --no-color
 };
 
 }  // namespace

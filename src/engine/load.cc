@@ -105,6 +105,8 @@ Result<core::RunResult> run_load(const LoadOptions& options, const RunControl& c
 
   raise_fd_limit();
   std::vector<std::unique_ptr<Worker>> workers;
+  // Live figures, one slot per worker, only when someone displays them.
+  std::vector<std::unique_ptr<WorkerLive>> lives;
   uint64_t next_connection = 0;
   for (int t = 0; t < options.threads; ++t) {
     WorkerConfig cfg;
@@ -120,6 +122,10 @@ Result<core::RunResult> run_load(const LoadOptions& options, const RunControl& c
     cfg.interrupt = control.interrupt;
     cfg.interval = options.interval;
     cfg.spin = options.spin;
+    if (control.on_progress) {
+      lives.push_back(std::make_unique<WorkerLive>());
+      cfg.live = lives.back().get();
+    }
     if (options.rate_rps) {
       cfg.schedule.emplace(options.arrival, *options.rate_rps, options.seed, t, options.threads);
     }
@@ -136,10 +142,29 @@ Result<core::RunResult> run_load(const LoadOptions& options, const RunControl& c
         running.fetch_sub(1);
       });
     }
-    // The calling thread only marks the measured phase for the hooks.
+    // The calling thread only marks the measured phase for the hooks and reports progress.
+    core::TimePoint next_progress = phases.start + control.progress_every;
+    auto report_progress = [&] {
+      if (!control.on_progress) return;
+      const core::TimePoint now = clock.now();
+      if (now < next_progress) return;
+      next_progress = now + control.progress_every;
+      LiveSnapshot snap;
+      snap.elapsed = now - phases.start;
+      snap.phase = now < phases.measure_from    ? LivePhase::kWarmup
+                   : now < phases.measure_until ? LivePhase::kMeasure
+                                                : LivePhase::kGrace;
+      core::Histogram latency = core::Histogram::for_latency();
+      for (const auto& live : lives) live->read_into(snap, latency);
+      snap.latency_count = latency.count();
+      snap.p50_ns = latency.value_at_percentile(50);
+      snap.p99_ns = latency.value_at_percentile(99);
+      control.on_progress(snap);
+    };
     auto wait_until = [&](core::TimePoint when) {
       while (running.load() > 0 && clock.now() < when &&
              !(control.interrupt != nullptr && control.interrupt->load())) {
+        report_progress();
         auto left = when - clock.now();
         std::this_thread::sleep_for(std::min<core::Nanos>(left, std::chrono::milliseconds(20)));
       }
@@ -149,6 +174,14 @@ Result<core::RunResult> run_load(const LoadOptions& options, const RunControl& c
       control.on_measure_start();
       wait_until(phases.measure_until);
       if (control.on_measure_end) control.on_measure_end();
+    } else if (control.on_progress) {
+      wait_until(phases.measure_until);
+    }
+    if (control.on_progress) {  // the grace period: requests in flight finish
+      while (running.load() > 0) {
+        report_progress();
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      }
     }
   }  // joins
 

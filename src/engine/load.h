@@ -26,6 +26,7 @@
 #include "core/clock.h"
 #include "core/run_stats.h"
 #include "core/status.h"
+#include "engine/live.h"
 #include "engine/schedule.h"
 #include "http/request.h"
 
@@ -67,6 +68,12 @@ struct RunControl {
   // must return quickly.
   std::function<void()> on_measure_start;
   std::function<void()> on_measure_end;
+  // Live progress (engine/live.h): when set, called on the calling thread about every
+  // `progress_every` from the start until every worker has finished (grace period included),
+  // with the figures the workers last published. Optional; it must return quickly. Without it
+  // the workers publish nothing.
+  std::function<void(const LiveSnapshot&)> on_progress;
+  core::Nanos progress_every = std::chrono::milliseconds(250);
 };
 
 // Runs one closed-loop load test. Errors: kInvalidArgument for bad options (scheme https, bad

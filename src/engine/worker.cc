@@ -8,6 +8,7 @@
 #include <array>
 #include <cerrno>
 #include <string>
+#include <thread>
 
 namespace knee::engine {
 
@@ -71,6 +72,7 @@ Status Worker::run() {
 
   std::array<epoll_event, 256> events{};
   TimePoint next_tick = now + tick;
+  TimePoint next_publish = now;  // live figures (config_.live), between events
   const bool intervals = config_.interval.count() > 0;
   if (intervals) {
     interval_hist_.emplace(core::Histogram::for_latency());
@@ -103,6 +105,9 @@ Status Worker::run() {
         abort_all();
         break;
       }
+    }
+    if (config_.live != nullptr && now >= next_publish) {
+      if (config_.live->publish(stats_)) next_publish = now + kPublishEvery;
     }
     if (now >= next_tick) {
       check_timeouts(now);
@@ -159,6 +164,9 @@ Status Worker::run() {
   for (uint32_t i = 0; i < conns_.size(); ++i) close(i);
   change_in_system(clock.now(), 0);
   if (intervals) flush_interval();
+  if (config_.live != nullptr) {
+    while (!config_.live->publish(stats_)) std::this_thread::yield();
+  }
   const int64_t cpu_ns = (core::thread_cpu_time() - cpu_start).count();
   stats_.client_cpu_ns = cpu_ns;
   stats_.client_wall_ns = core::elapsed_ns(wall_start, clock.now());

@@ -23,6 +23,7 @@
 #include "core/clock.h"
 #include "core/run_stats.h"
 #include "core/status.h"
+#include "engine/live.h"
 #include "engine/schedule.h"
 #include "http/request.h"
 #include "http/response_parser.h"
@@ -54,6 +55,8 @@ struct WorkerConfig {
   core::Nanos interval{0};
   // Open loop: busy-poll this long before each intended send (LoadOptions::spin).
   core::Nanos spin{0};
+  // Where to publish live figures every kPublishEvery (engine/live.h); none when null.
+  WorkerLive* live = nullptr;
 };
 
 // One worker's latency counts of one interval: (bucket's lowest value, count) pairs, compact

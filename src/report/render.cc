@@ -109,6 +109,37 @@ json little_json(const analysis::LittleCheck& l) {
               {"holds", l.holds}};
 }
 
+// The latency spectrum (HdrHistogram's percentile distribution) at fixed percentiles, for the
+// HTML report's latency-by-percentile chart: [{percentile, value_ns}], empty without responses.
+json spectrum_json(const core::Histogram& h) {
+  static constexpr double kPercentiles[] = {0,    25,   50,    75,    90,     95,    99,
+                                            99.5, 99.9, 99.95, 99.99, 99.995, 99.999};
+  json out = json::array();
+  if (h.count() == 0) return out;
+  for (double p : kPercentiles) {
+    out.push_back(json{{"percentile", p}, {"value_ns", h.value_at_percentile(p)}});
+  }
+  return out;
+}
+
+// One entry per interval of the measured phase (per second when intervals were recorded):
+// successful responses completed in it, their rate and latency percentiles.
+json intervals_json(const std::vector<core::LatencyInterval>& intervals) {
+  json out = json::array();
+  for (const core::LatencyInterval& i : intervals) {
+    const core::Histogram h = i.latency_ns();
+    out.push_back(
+        json{{"start_s", i.start_s},
+             {"length_s", i.length_s},
+             {"responses", h.count()},
+             {"throughput_rps", i.length_s > 0 ? static_cast<double>(h.count()) / i.length_s : 0.0},
+             {"p50_ns", h.value_at_percentile(50)},
+             {"p99_ns", h.value_at_percentile(99)},
+             {"max_ns", h.max()}});
+  }
+  return out;
+}
+
 // The measured figures of one run or level.
 json run_fields(const core::RunResult& r) {
   const core::RunStats& s = r.stats;
@@ -140,7 +171,10 @@ json run_fields(const core::RunResult& r) {
               {"client_spin_ns", s.client_spin_ns},
               {"loop_lag_ns", latency_json(s.loop_lag_ns)},
               {"interrupted", r.interrupted},
-              {"resources", r.use ? use_json(*r.use) : json()}};
+              {"resources", r.use ? use_json(*r.use) : json()},
+              {"measure_start_epoch_s", r.measure_start_epoch_s},
+              {"spectrum", spectrum_json(s.latency_ns)},
+              {"intervals", intervals_json(r.intervals)}};
 }
 
 // Open-loop figures, added to run_fields() when the run had a target rate.
@@ -523,5 +557,7 @@ json sweep_to_json(const SweepReport& report) {
               {"warnings", report.warnings},
               {"host", host_json(report.host)}};
 }
+
+json host_to_json(const probes::HostContext& h) { return host_json(h); }
 
 }  // namespace knee::report

@@ -35,4 +35,9 @@ std::string render_table(const std::vector<std::vector<std::string>>& rows);
 // Latency summary of one histogram in ns: {min, mean, p50, p90, p99, p999, max}.
 nlohmann::json latency_json(const core::Histogram& h);
 
+// The host context as the "host" object of every JSON result (docs/output.md): hostname,
+// cpu_model, logical_cpus, kernel, os, governor, turbo, compiler, build_type, cxx_flags,
+// clock_resolution_ns, load_avg_1m (null when unreadable), warnings.
+nlohmann::json host_to_json(const probes::HostContext& h);
+
 }  // namespace knee::report

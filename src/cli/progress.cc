@@ -1,0 +1,154 @@
+#include "cli/progress.h"
+
+#include <fmt/core.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+
+#include "report/model.h"
+
+namespace knee::cli {
+
+namespace {
+
+// "9.6s", "42s", "1m05s", "1h02m".
+std::string time_text(core::Nanos d) {
+  const double s = std::max(0.0, std::chrono::duration<double>(d).count());
+  if (s < 10) return fmt::format("{:.1f}s", s);
+  if (s < 60) return fmt::format("{:.0f}s", std::floor(s));
+  const auto whole = static_cast<int64_t>(s);
+  if (whole < 3600) return fmt::format("{}m{:02}s", whole / 60, whole % 60);
+  return fmt::format("{}h{:02}m", whole / 3600, whole % 3600 / 60);
+}
+
+// Columns of the terminal on stderr (80 when unknown).
+size_t terminal_columns() {
+  winsize w{};
+  if (ioctl(STDERR_FILENO, TIOCGWINSZ, &w) == 0 && w.ws_col > 0) return w.ws_col;
+  return 80;
+}
+
+size_t terminal_rows() {
+  winsize w{};
+  if (ioctl(STDERR_FILENO, TIOCGWINSZ, &w) == 0 && w.ws_row > 0) return w.ws_row;
+  return 24;
+}
+
+}  // namespace
+
+void add_progress_flags(CLI::App& app, ProgressFlags& flags) {
+  app.add_flag("-q,--quiet", flags.quiet,
+               "No live progress on the terminal (there is none anyway when stderr is not a "
+               "terminal); results only");
+  app.add_flag("--no-color", flags.no_color,
+               "No colour in the output (also NO_COLOR=1); knee prints none, the flag is accepted "
+               "for scripts");
+}
+
+std::string live_sweep_header(bool by_rate) {
+  return fmt::format("{:>11}  {:>8}  {:>17}  {:>10}  {:>8}  {:>6}",
+                     by_rate ? "rate(req/s)" : "concurrency", "requests", "throughput(req/s)",
+                     "median(ms)", "p99(ms)", "errors");
+}
+
+std::string live_sweep_row(const std::vector<core::RunResult>& repeats, bool by_rate) {
+  if (repeats.empty()) return "";
+  const report::Repeated level = report::repeated_of(repeats);
+  const core::RunResult& r = level.median_run();
+  const core::Histogram& h = r.stats.latency_ns;
+  return fmt::format(
+      "{:>11}  {:>8}  {:>17.0f}  {:>10.2f}  {:>8.2f}  {:>6}",
+      by_rate ? fmt::format("{:.0f}", r.target_rate_rps) : std::to_string(r.concurrency),
+      r.stats.completed, r.throughput_rps(), static_cast<double>(h.value_at_percentile(50)) / 1e6,
+      static_cast<double>(h.value_at_percentile(99)) / 1e6, r.stats.total_errors());
+}
+
+Progress::Progress(const ProgressFlags& flags)
+    : enabled_(!flags.quiet && isatty(STDERR_FILENO) == 1),
+      job_start_(core::steady_clock_source().now()) {}
+
+Progress::~Progress() { finish(); }
+
+void Progress::begin_run(std::string label, core::Nanos planned, core::Nanos after) {
+  label_ = std::move(label);
+  planned_ = planned;
+  after_ = after;
+  recent_.clear();
+  if (enabled_) draw(fmt::format("{}  starting", label_));
+}
+
+std::function<void(const engine::LiveSnapshot&)> Progress::handler() {
+  if (!enabled_) return {};
+  return [this](const engine::LiveSnapshot& s) { update(s); };
+}
+
+void Progress::update(const engine::LiveSnapshot& s) {
+  if (!enabled_) return;
+  recent_.emplace_back(s.elapsed, s.responses);
+  while (recent_.size() > 2 && s.elapsed - recent_[1].first >= std::chrono::seconds(1)) {
+    recent_.pop_front();
+  }
+  std::string rate = "- req/s";
+  if (recent_.size() >= 2) {
+    const double dt = std::chrono::duration<double>(s.elapsed - recent_.front().first).count();
+    if (dt > 0) {
+      rate = fmt::format("{:.0f} req/s",
+                         static_cast<double>(s.responses - recent_.front().second) / dt);
+    }
+  }
+  // The measured phase is the usual state; the others are named.
+  const char* phase = s.phase == engine::LivePhase::kWarmup    ? " warm-up"
+                      : s.phase == engine::LivePhase::kMeasure ? ""
+                                                               : " finishing";
+  const core::Nanos elapsed = core::steady_clock_source().now() - job_start_;
+  const core::Nanos left = std::max(core::Nanos(0), planned_ - s.elapsed) + after_;
+  std::string p99 = s.latency_count > 0
+                        ? fmt::format("{:.2f}ms", static_cast<double>(s.p99_ns) / 1e6)
+                        : std::string("-");
+  // Fits 80 columns for a sweep level: "level 3/7 c=4  9.6s elapsed, ~12s left  4186 req/s  p99
+  // 10.69ms  errors 0".
+  draw(fmt::format("{}{}  {} elapsed, ~{} left  {}  p99 {}  errors {}", label_, phase,
+                   time_text(elapsed), time_text(left), rate, p99, s.errors));
+}
+
+void Progress::draw(const std::string& text) {
+  // One terminal line at most: a wrapped line could not be rewritten in place.
+  const size_t columns = terminal_columns();
+  std::string line = text.size() >= columns ? text.substr(0, columns - 1) : text;
+  fmt::print(stderr, "\r{}\033[K", line);
+  std::fflush(stderr);
+  drawn_ = true;
+}
+
+void Progress::print_line(const std::string& line) {
+  if (!enabled_) return;
+  const size_t columns = terminal_columns();
+  fmt::print(stderr, "\r{}\033[K\n", line.size() >= columns ? line.substr(0, columns - 1) : line);
+  std::fflush(stderr);
+  ++live_lines_;
+  drawn_ = false;  // the next begin_run() or update() draws the progress line again
+}
+
+void Progress::clear() {
+  if (!enabled_ || !drawn_) return;
+  fmt::print(stderr, "\r\033[K");
+  std::fflush(stderr);
+  drawn_ = false;
+}
+
+void Progress::finish() {
+  if (!enabled_) return;
+  clear();
+  if (live_lines_ > 0 && isatty(STDOUT_FILENO) == 1 &&
+      static_cast<size_t>(live_lines_) < terminal_rows()) {
+    fmt::print(stderr, "\033[{}F\033[J", live_lines_);  // up to the block's first line, clear
+    std::fflush(stderr);
+  }
+  live_lines_ = 0;
+}
+
+}  // namespace knee::cli

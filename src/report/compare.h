@@ -1,0 +1,109 @@
+// Comparing two saved results (`knee report a.json b.json`): two `knee run --json` or `knee sweep
+// --json` files side by side, level by level, with the ratio b/a of each figure and whether the
+// difference is larger than the run-to-run noise.
+//
+// Levels are matched by concurrency N (closed loop) or by target arrival rate (open loop); a
+// run file is one level. Figures: throughput (req/s) and latency p50, p90, p99, p99.9 (ns), each
+// as the median with its min-max range over the repeats (the `ranges` of docs/output.md).
+//
+// The verdict per figure (seed 002, principle 4: one run is not a measurement):
+//   - both levels measured with repeats (>= 2 each): "different" when the two min-max ranges do
+//     not overlap (b's whole range above or below a's), otherwise "within the run-to-run range";
+//   - otherwise "cannot tell": without repeats there is no run-to-run range to compare with.
+// A non-overlap of two small ranges is the conservative reading of "larger than the noise"; it
+// says nothing about significance in the statistical sense.
+//
+// Pure: JSON values in, a Comparison out; no I/O. Thread-safety: plain values.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "report/model.h"
+
+namespace knee::report {
+
+// One level of one file: its key and its figures' ranges.
+struct CompareLevel {
+  double key = 0;  // concurrency N, or the target rate in req/s (open loop)
+  int repeats = 1;
+  Range throughput_rps;
+  Range p50_ns;
+  Range p90_ns;
+  Range p99_ns;
+  Range p999_ns;
+};
+
+// What one file says, reduced to what a comparison needs.
+struct CompareSide {
+  std::string label;   // the file name as given
+  std::string kind;    // "run" or "sweep"
+  bool open = false;   // open loop: levels keyed by rate
+  std::string target;  // as recorded
+  std::string started_at;
+  int threads = 0;  // client threads (params.threads)
+  double duration_s = 0;
+  int repeats = 1;                   // params.repeats
+  std::vector<CompareLevel> levels;  // in the file's order
+};
+
+// Reads a `knee run --json` or `knee sweep --json` document. Errors (kInvalidArgument, the
+// message naming `label`): not an object, schema_version missing or newer than this knee reads
+// (1), kind neither "run" nor "sweep", a level without its figures.
+core::Result<CompareSide> compare_side_from_json(const nlohmann::json& doc,
+                                                 const std::string& label);
+
+enum class Difference {
+  kHigher,      // ranges do not overlap, b above a
+  kLower,       // ranges do not overlap, b below a
+  kWithin,      // ranges overlap: within the run-to-run range
+  kCannotTell,  // one side has no repeats
+};
+// "b higher", "b lower", "within run-to-run range", "cannot tell (no repeats)".
+std::string_view difference_text(Difference d);
+// "higher", "lower", "within", "cannot_tell" (the JSON values).
+std::string_view difference_name(Difference d);
+
+struct FigureComparison {
+  std::string name;  // "throughput_rps", "p50_ns", "p90_ns", "p99_ns", "p999_ns"
+  Range a;
+  Range b;
+  // b.median / a.median; empty when a.median is 0.
+  std::optional<double> ratio;
+  Difference difference = Difference::kCannotTell;
+};
+
+struct LevelComparison {
+  double key = 0;
+  int a_repeats = 1;
+  int b_repeats = 1;
+  std::vector<FigureComparison> figures;  // in the order of FigureComparison::name above
+};
+
+struct Comparison {
+  CompareSide a;  // levels moved out into `levels`, `only_in_a`, `only_in_b`
+  CompareSide b;
+  std::string key_name;                 // "concurrency" or "rate_rps"
+  std::vector<LevelComparison> levels;  // keys present in both, in increasing key
+  std::vector<double> only_in_a;        // keys in a only, increasing
+  std::vector<double> only_in_b;
+};
+
+// The verdict for one figure from the two ranges and their repeat counts (rule above).
+Difference classify(const Range& a, int a_repeats, const Range& b, int b_repeats);
+
+// Matches the levels of a and b by key. Errors (kInvalidArgument): one side closed loop and the
+// other open loop (their levels are not comparable).
+core::Result<Comparison> compare(CompareSide a, CompareSide b);
+
+// The comparison as text: a header per file (target, start, threads, duration, repeats), then
+// per level a table of figures: a, b, b/a and the verdict; then the levels only one file has.
+std::string render_compare_text(const Comparison& c);
+
+// The comparison as JSON (fields in docs/output.md, "kind": "comparison").
+nlohmann::json compare_to_json(const Comparison& c);
+
+}  // namespace knee::report

@@ -1,0 +1,172 @@
+// Golden files for the renderers (report/render.h and report/compare.h): fixed result models
+// (support/report_fixtures.h) rendered as the terminal text and as JSON, compared byte for byte
+// with the files in tests/report/golden/. A mismatch fails with a line diff (- golden, + now).
+//
+// After an intended change of the output, regenerate the files and review the diff:
+//   KNEE_UPDATE_GOLDEN=1 build/asan/report_test --gtest_filter='Golden.*'
+//   git diff tests/report/golden/
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "report/compare.h"
+#include "report/render.h"
+#include "support/report_fixtures.h"
+
+namespace knee::report {
+namespace {
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+// A line diff of `want` against `got` by longest common subsequence: changed lines with two
+// lines of context, "-" for the golden file's lines, "+" for the output's, "@@ line N" where a
+// hunk starts in the golden file.
+std::string line_diff(const std::string& want, const std::string& got) {
+  const std::vector<std::string> a = lines_of(want);
+  const std::vector<std::string> b = lines_of(got);
+  const size_t n = a.size();
+  const size_t m = b.size();
+  std::vector<std::vector<uint32_t>> lcs(n + 1, std::vector<uint32_t>(m + 1, 0));
+  for (size_t i = n; i-- > 0;) {
+    for (size_t j = m; j-- > 0;) {
+      lcs[i][j] = a[i] == b[j] ? lcs[i + 1][j + 1] + 1 : std::max(lcs[i + 1][j], lcs[i][j + 1]);
+    }
+  }
+  struct Op {
+    char kind;  // ' ', '-', '+'
+    size_t line;
+    std::string text;
+  };
+  std::vector<Op> ops;
+  size_t i = 0;
+  size_t j = 0;
+  while (i < n || j < m) {
+    if (i < n && j < m && a[i] == b[j]) {
+      ops.push_back({' ', i++, b[j++]});
+    } else if (i < n && (j == m || lcs[i + 1][j] >= lcs[i][j + 1])) {
+      ops.push_back({'-', i, a[i++]});
+    } else {
+      ops.push_back({'+', i, b[j++]});
+    }
+  }
+  std::string out;
+  size_t last_shown = 0;
+  bool any = false;
+  for (size_t k = 0; k < ops.size(); ++k) {
+    bool near_change = false;
+    for (size_t d = (k >= 2 ? k - 2 : 0); d <= k + 2 && d < ops.size(); ++d) {
+      near_change = near_change || ops[d].kind != ' ';
+    }
+    if (!near_change) continue;
+    if (!any || k > last_shown + 1) out += "@@ line " + std::to_string(ops[k].line + 1) + "\n";
+    out += std::string(1, ops[k].kind) + ops[k].text + "\n";
+    last_shown = k;
+    any = true;
+  }
+  if (!any && want != got) out = "(only the final newline differs)\n";
+  return out;
+}
+
+// Compares `actual` with tests/report/golden/<name>, or rewrites it when KNEE_UPDATE_GOLDEN=1.
+void expect_golden(const std::string& name, const std::string& actual) {
+  const std::string path = std::string(KNEE_GOLDEN_DIR) + "/" + name;
+  const char* update = std::getenv("KNEE_UPDATE_GOLDEN");
+  if (update != nullptr && std::string(update) == "1") {
+    std::ofstream out(path, std::ios::binary);
+    out << actual;
+    ASSERT_TRUE(out.good()) << "cannot write " << path;
+    return;
+  }
+  std::ifstream in(path, std::ios::binary);
+  ASSERT_TRUE(in.good()) << path << " is missing; create it with KNEE_UPDATE_GOLDEN=1";
+  std::stringstream want;
+  want << in.rdbuf();
+  if (want.str() == actual) return;
+  ADD_FAILURE() << name << " differs from the golden file " << path
+                << " (- golden, + now; if the change is intended, regenerate with "
+                   "KNEE_UPDATE_GOLDEN=1 and review the diff):\n"
+                << line_diff(want.str(), actual);
+}
+
+TEST(Golden, RunText) { expect_golden("run.txt", render_run_text(testing::golden_run_report())); }
+
+TEST(Golden, RunJson) {
+  expect_golden("run.json", run_to_json(testing::golden_run_report()).dump(2) + "\n");
+}
+
+TEST(Golden, OpenLoopRunText) {
+  expect_golden("open_run.txt", render_run_text(testing::golden_open_run_report()));
+}
+
+TEST(Golden, OpenLoopRunJson) {
+  expect_golden("open_run.json", run_to_json(testing::golden_open_run_report()).dump(2) + "\n");
+}
+
+TEST(Golden, SweepText) {
+  expect_golden("sweep.txt", render_sweep_text(testing::golden_sweep_report()));
+}
+
+TEST(Golden, SweepJson) {
+  expect_golden("sweep.json", sweep_to_json(testing::golden_sweep_report()).dump(2) + "\n");
+}
+
+// The golden sweep against a copy, both as if measured with 3 repeats (ranges +-3 % around
+// each figure), where b's levels 16 and 32 are 10 % slower (ranges apart: "b lower"), its p99 at
+// 8 is 2 % higher (ranges overlap: "within") and level 1 is missing; read back from JSON as
+// `knee report a.json b.json` reads it.
+Comparison golden_comparison() {
+  nlohmann::json a = sweep_to_json(testing::golden_sweep_report());
+  a["params"]["repeats"] = 3;
+  for (auto& level : a["levels"]) {
+    level["repeats"] = 3;
+    auto& ranges = level["ranges"];
+    for (auto* r :
+         {&ranges["throughput_rps"], &ranges["latency_ns"]["p50"], &ranges["latency_ns"]["p90"],
+          &ranges["latency_ns"]["p99"], &ranges["latency_ns"]["p999"]}) {
+      (*r)["min"] = (*r)["median"].get<double>() * 0.97;
+      (*r)["max"] = (*r)["median"].get<double>() * 1.03;
+    }
+  }
+  nlohmann::json b = a;
+  b["params"]["threads"] = 2;
+  b["levels"].erase(0);
+  auto scale = [](nlohmann::json& r, double f) {
+    for (const char* k : {"median", "min", "max"}) r[k] = r[k].get<double>() * f;
+  };
+  for (auto& level : b["levels"]) {
+    const int n = level["concurrency"].get<int>();
+    if (n >= 16) scale(level["ranges"]["throughput_rps"], 0.9);
+    if (n == 8) scale(level["ranges"]["latency_ns"]["p99"], 1.02);
+  }
+  auto sa = compare_side_from_json(a, "a.json");
+  auto sb = compare_side_from_json(b, "b.json");
+  EXPECT_TRUE(sa && sb);
+  auto c = compare(std::move(sa).value(), std::move(sb).value());
+  EXPECT_TRUE(c) << c.status().message();
+  return std::move(c).value();
+}
+
+TEST(Golden, CompareText) {
+  expect_golden("compare.txt", render_compare_text(golden_comparison()));
+}
+
+TEST(Golden, CompareJson) {
+  expect_golden("compare.json", compare_to_json(golden_comparison()).dump(2) + "\n");
+}
+
+TEST(GoldenDiff, ShowsChangedLinesWithContext) {
+  std::string d = line_diff("a\nb\nc\nd\ne\nf\ng\n", "a\nb\nc\nD\ne\nf\ng\n");
+  EXPECT_EQ(d, "@@ line 2\n b\n c\n-d\n+D\n e\n f\n");
+}
+
+}  // namespace
+}  // namespace knee::report
