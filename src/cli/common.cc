@@ -1,5 +1,7 @@
 #include "cli/common.h"
 
+#include <fmt/core.h>
+
 #include <ctime>
 #include <fstream>
 
@@ -47,6 +49,16 @@ core::Status write_hlog(const std::string& path, const std::vector<TaggedRun>& r
   }
   out.close();
   if (!out) return core::Status::io_error("--hlog: cannot write '" + path + "'");
+  return core::Status::ok();
+}
+
+core::Status open_output(std::string_view flag, const std::string& path, std::ofstream& file) {
+  if (path.empty()) return core::Status::ok();
+  file.open(path);
+  if (!file) {
+    return core::Status::invalid_argument(
+        fmt::format("{}: cannot write '{}'; give a writable file path", flag, path));
+  }
   return core::Status::ok();
 }
 

@@ -1,7 +1,9 @@
 // Small helpers shared by the measuring subcommands.
 #pragma once
 
+#include <fstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/status.h"
@@ -25,5 +27,10 @@ struct TaggedRun {
 // Writes the runs' per-second latency intervals to `path` in HdrHistogram's interval log format
 // (report/hlog.h), StartTime the first run's measured start. Errors: kIoError naming the path.
 core::Status write_hlog(const std::string& path, const std::vector<TaggedRun>& runs);
+
+// Opens `path` for writing when it is not empty (an empty path leaves `file` closed), before
+// anything is measured, so a bad path costs nothing. Errors: kInvalidArgument naming `flag` and
+// the path.
+core::Status open_output(std::string_view flag, const std::string& path, std::ofstream& file);
 
 }  // namespace knee::cli

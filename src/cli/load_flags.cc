@@ -88,14 +88,9 @@ Result<engine::LoadOptions> LoadFlags::to_options() const {
   o.request.url = *parsed;
   o.request.method = method;
   for (const std::string& h : headers) {
-    size_t colon = h.find(':');
-    if (colon == std::string::npos || colon == 0) {
-      return Status::invalid_argument(
-          fmt::format("-H/--header: '{}' is not a header; use 'Name: value'", h));
-    }
-    std::string value = h.substr(colon + 1);
-    value.erase(0, value.find_first_not_of(" \t"));
-    o.request.headers.emplace_back(h.substr(0, colon), value);
+    auto header = parse_header(h);
+    if (!header) return header.status();
+    o.request.headers.push_back(std::move(header).value());
   }
   if (!body.empty() && !body_file.empty()) {
     return Status::invalid_argument("--body and --body-file: give one of them, not both");
@@ -151,6 +146,17 @@ Result<engine::LoadOptions> LoadFlags::to_options() const {
   }
   if (Status s = o.validate(); !s) return s;
   return o;
+}
+
+Result<std::pair<std::string, std::string>> parse_header(const std::string& text) {
+  const size_t colon = text.find(':');
+  if (colon == std::string::npos || colon == 0) {
+    return Status::invalid_argument(
+        fmt::format("-H/--header: '{}' is not a header; use 'Name: value'", text));
+  }
+  std::string value = text.substr(colon + 1);
+  value.erase(0, value.find_first_not_of(" \t"));
+  return std::pair<std::string, std::string>(text.substr(0, colon), std::move(value));
 }
 
 int report_failure(const Status& status) {

@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/status.h"
@@ -37,6 +38,10 @@ struct LoadFlags {
   // flag and the accepted form; kIoError when --body-file cannot be read.
   core::Result<engine::LoadOptions> to_options() const;
 };
+
+// Parses one -H/--header value 'Name: value' into (name, value), leading blanks of the value
+// dropped. Errors: kInvalidArgument naming -H/--header and the accepted form.
+core::Result<std::pair<std::string, std::string>> parse_header(const std::string& text);
 
 // Prints "knee: <message>" to stderr and returns the exit code for it: 2 for bad input
 // (kInvalidArgument), 1 for everything else.

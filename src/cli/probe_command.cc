@@ -93,14 +93,9 @@ class ProbeCommand final : public Subcommand {
     o.request.url = *url;
     o.request.method = method_;
     for (const std::string& h : headers_) {
-      const size_t colon = h.find(':');
-      if (colon == std::string::npos || colon == 0) {
-        return Status::invalid_argument(
-            fmt::format("-H/--header: '{}' is not a header; use 'Name: value'", h));
-      }
-      std::string value = h.substr(colon + 1);
-      value.erase(0, value.find_first_not_of(" \t"));
-      o.request.headers.emplace_back(h.substr(0, colon), value);
+      auto header = parse_header(h);
+      if (!header) return header.status();
+      o.request.headers.push_back(std::move(header).value());
     }
     o.count = count_;
     o.reuse = reuse_;

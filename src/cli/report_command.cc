@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "cli/command.h"
+#include "cli/common.h"
 #include "cli/load_flags.h"
 #include "report/compare.h"
 #include "report/hlog.h"
@@ -158,11 +159,8 @@ class ReportCommand final : public Subcommand {
                     ? report::render_html(docs[0])
                     : report::render_compare_html(docs[0], docs[1], files_[0], files_[1]);
     if (!html) return report_failure(html.status());
-    std::ofstream out(html_path_);
-    if (!out) {
-      return report_failure(Status::invalid_argument(
-          fmt::format("-o: cannot write '{}'; give a writable file path", html_path_)));
-    }
+    std::ofstream out;
+    if (Status s = open_output("-o", html_path_, out); !s) return report_failure(s);
     out << *html;
     out.close();
     if (!out) return report_failure(Status::io_error("-o: cannot write " + html_path_));

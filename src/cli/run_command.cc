@@ -73,13 +73,7 @@ class RunCommand final : public Subcommand {
       return report_failure(Status::invalid_argument("--repeat: give a count from 1 to 100"));
     }
     std::ofstream html_file;
-    if (!html_path_.empty()) {
-      html_file.open(html_path_);
-      if (!html_file) {
-        return report_failure(Status::invalid_argument(
-            fmt::format("--html: cannot write '{}'; give a writable file path", html_path_)));
-      }
-    }
+    if (Status s = open_output("--html", html_path_, html_file); !s) return report_failure(s);
     const std::atomic<bool>& interrupt = install_interrupt_handler();
     std::string started_at = now_iso8601();
     std::vector<core::RunResult> runs;

@@ -140,23 +140,12 @@ class SweepCommand final : public Subcommand {
     if (builtin) flags_.url = std::string("http://127.0.0.1:1") + kLabPath;
     auto checked = flags_.to_options();
     if (!checked) return report_failure(checked.status());
-    std::ofstream json_file;
-    if (!json_path_.empty() && json_path_ != "-") {
-      json_file.open(json_path_);
-      if (!json_file) {
-        return report_failure(Status::invalid_argument(
-            fmt::format("--json: cannot write '{}'; give a writable file path", json_path_)));
-      }
+    std::ofstream json_file;  // "-": stdout
+    if (Status s = open_output("--json", json_path_ == "-" ? "" : json_path_, json_file); !s) {
+      return report_failure(s);
     }
-
     std::ofstream html_file;
-    if (!html_path_.empty()) {
-      html_file.open(html_path_);
-      if (!html_file) {
-        return report_failure(Status::invalid_argument(
-            fmt::format("--html: cannot write '{}'; give a writable file path", html_path_)));
-      }
-    }
+    if (Status s = open_output("--html", html_path_, html_file); !s) return report_failure(s);
 
     std::optional<LabChild> lab;
     std::string target;

@@ -137,12 +137,15 @@ Status Worker::run() {
     bool spinning = false;
     if (open_loop() && !stopping_) {
       const TimePoint next_send = config_.phases.start + core::Nanos(config_.schedule->next_ns());
-      if (config_.spin.count() > 0 && next_send < config_.phases.measure_until &&
-          next_send - now <= config_.spin) {
-        spinning = true;  // poll without sleeping until the send is due
-        deadline = now;
-      } else {
-        deadline = std::min(deadline, next_send - config_.spin);
+      // Nothing is sent at or after the end of the phase, so that arrival sets no deadline.
+      if (next_send < config_.phases.measure_until) {
+        const TimePoint wake = next_send - config_.spin;
+        if (config_.spin.count() > 0 && now >= wake) {
+          spinning = true;  // poll without sleeping until the send is due
+          deadline = now;
+        } else {
+          deadline = std::min(deadline, wake);
+        }
       }
     }
     auto n = loop.wait(events, deadline);

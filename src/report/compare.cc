@@ -6,6 +6,8 @@
 #include <cmath>
 #include <map>
 
+#include "report/render.h"
+
 namespace knee::report {
 
 using core::Result;
@@ -46,7 +48,8 @@ Result<CompareLevel> level_from_json(const json& j, const std::string& where) {
     return Status::invalid_argument(fmt::format("{} has no number '{}'", where, key));
   }
   level.key = j[key].get<double>();
-  level.repeats = is_number(j, "repeats") ? j["repeats"].get<int>() : 1;
+  const double repeats = is_number(j, "repeats") ? j["repeats"].get<double>() : 1;
+  level.repeats = repeats >= 1 && repeats <= 1e6 ? static_cast<int>(repeats) : 1;
   const json none;
   const json& ranges = j.contains("ranges") ? j["ranges"] : none;
   const json& ranges_latency =
@@ -134,36 +137,11 @@ json side_json(const CompareSide& s) {
               {"repeats", s.repeats}};
 }
 
-// Rows of cells in columns two spaces apart, widths from the content; `left[c]` left-aligns
-// column c, the others are right-aligned; trailing spaces trimmed.
-std::string aligned_table(const std::vector<std::vector<std::string>>& rows,
-                          const std::vector<bool>& left) {
-  std::vector<size_t> width;
-  for (const auto& row : rows) {
-    if (width.size() < row.size()) width.resize(row.size(), 0);
-    for (size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
-  }
-  std::string out;
-  for (const auto& row : rows) {
-    std::string line;
-    for (size_t c = 0; c < row.size(); ++c) {
-      if (c > 0) line += "  ";
-      std::string pad(width[c] - row[c].size(), ' ');
-      line += c < left.size() && left[c] ? row[c] + pad : pad + row[c];
-    }
-    while (!line.empty() && line.back() == ' ') line.pop_back();
-    out += line + "\n";
-  }
-  return out;
-}
-
 json range_json(const Range& r) {
   return json{{"median", r.median}, {"min", r.min}, {"max", r.max}};
 }
 
-}  // namespace
-
-Result<CompareSide> compare_side_from_json(const json& doc, const std::string& label) {
+Result<CompareSide> side_from_json_unchecked(const json& doc, const std::string& label) {
   if (!doc.is_object()) {
     return Status::invalid_argument(fmt::format("{}: not a knee JSON result (an object)", label));
   }
@@ -172,8 +150,8 @@ Result<CompareSide> compare_side_from_json(const json& doc, const std::string& l
         "{}: no schema_version; give a file written by knee run --json or knee sweep --json",
         label));
   }
-  const int version = doc["schema_version"].get<int>();
-  if (version < 1 || version > kReadableSchemaVersion) {
+  const double version = doc["schema_version"].get<double>();
+  if (!(version >= 1 && version <= kReadableSchemaVersion)) {
     return Status::invalid_argument(
         fmt::format("{}: schema_version {} is not one this knee reads (1 to {})", label, version,
                     kReadableSchemaVersion));
@@ -209,6 +187,19 @@ Result<CompareSide> compare_side_from_json(const json& doc, const std::string& l
     side.levels.push_back(*level);
   }
   return side;
+}
+
+}  // namespace
+
+Result<CompareSide> compare_side_from_json(const json& doc, const std::string& label) {
+  // A field of the wrong type in a hand-edited or foreign file makes nlohmann::json throw; it is
+  // bad input, not a crash.
+  try {
+    return side_from_json_unchecked(doc, label);
+  } catch (const json::exception& e) {
+    return Status::invalid_argument(
+        fmt::format("{}: a field of the wrong type ({})", label, e.what()));
+  }
 }
 
 std::string_view difference_text(Difference d) {
@@ -319,7 +310,7 @@ std::string render_compare_text(const Comparison& c) {
         first = false;
       }
     }
-    out += aligned_table(rows, {false, true, false, false, false, true});
+    out += render_table(rows, {false, true, false, false, false, true});
   }
   const char* what = open ? "rate" : "concurrency";
   if (!c.only_in_a.empty()) {

@@ -260,7 +260,8 @@ std::string pct_text(double v) { return std::isfinite(v) ? fmt::format("{:.0f}%"
 
 }  // namespace
 
-std::string render_table(const std::vector<std::vector<std::string>>& rows) {
+std::string render_table(const std::vector<std::vector<std::string>>& rows,
+                         const std::vector<bool>& left) {
   std::vector<size_t> width;
   for (const auto& row : rows) {
     if (width.size() < row.size()) width.resize(row.size(), 0);
@@ -271,7 +272,8 @@ std::string render_table(const std::vector<std::vector<std::string>>& rows) {
     std::string line;
     for (size_t c = 0; c < row.size(); ++c) {
       if (c > 0) line += "  ";
-      line += std::string(width[c] - row[c].size(), ' ') + row[c];
+      std::string pad(width[c] - row[c].size(), ' ');
+      line += c < left.size() && left[c] ? row[c] + pad : pad + row[c];
     }
     while (!line.empty() && line.back() == ' ') line.pop_back();
     out += line + "\n";

@@ -28,9 +28,10 @@ nlohmann::json sweep_to_json(const SweepReport& report);
 // an open-loop rate that was not achieved. Empty when there is nothing to say.
 std::vector<std::string> run_notes(const core::RunResult& r);
 
-// Rows of cells as right-aligned columns two spaces apart, widths from the content, trailing
-// spaces trimmed; one line per row.
-std::string render_table(const std::vector<std::vector<std::string>>& rows);
+// Rows of cells as columns two spaces apart, widths from the content, trailing spaces trimmed;
+// one line per row. Columns are right-aligned except column c where `left[c]` is true.
+std::string render_table(const std::vector<std::vector<std::string>>& rows,
+                         const std::vector<bool>& left = {});
 
 // Latency summary of one histogram in ns: {min, mean, p50, p90, p99, p999, max}.
 nlohmann::json latency_json(const core::Histogram& h);

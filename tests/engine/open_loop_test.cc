@@ -63,6 +63,10 @@ TEST(OpenLoop, SpinningKeepsTheScheduleAndIsCountedApartFromClientLoad) {
   EXPECT_EQ(s.completed, s.sent);
   EXPECT_GT(s.client_spin_ns, 0);
   EXPECT_LE(s.client_spin_ns, s.client_wall_ns);
+  // Regression: past the last send of the phase the loop kept waking before the end of the phase
+  // (a deadline in the past) and logged every empty poll as a late wake-up. Timer wake-ups are
+  // few: about one per send, per interval and per timeout tick.
+  EXPECT_LT(s.loop_lag_ns.count(), static_cast<int64_t>(s.sent) + 100);
   // Spin time is left out of the busiest thread's share: without that, every spinning run would
   // read as client-bound.
   const double spin_share =

@@ -136,12 +136,19 @@ TEST(CompareJson, RejectsWhatItCannotRead) {
   json no_throughput = doc;
   no_throughput["levels"][1].erase("throughput_rps");
   no_throughput["levels"][1].erase("ranges");
+  // Regression: a field of the wrong type threw out of nlohmann::json and aborted knee.
+  json mode_number = doc;
+  mode_number["levels"][0]["mode"] = 1;
+  json kind_array = doc;
+  kind_array["kind"] = json::array();
   for (const auto& [bad, words] :
        std::vector<std::pair<json, std::string>>{{json::array(), "not a knee JSON"},
                                                  {no_version, "no schema_version"},
                                                  {newer, "schema_version 2"},
                                                  {capacity, "kind 'capacity'"},
-                                                 {no_throughput, "levels[1] has no throughput"}}) {
+                                                 {no_throughput, "levels[1] has no throughput"},
+                                                 {mode_number, "wrong type"},
+                                                 {kind_array, "wrong type"}}) {
     auto s = compare_side_from_json(bad, "x.json");
     ASSERT_FALSE(s) << words;
     EXPECT_NE(s.status().message().find(words), std::string::npos) << s.status().message();
