@@ -82,6 +82,12 @@ class Prober {
       return a;
     };
 
+    if (fd_.valid()) {
+      // A kept connection the server closed while idle (keep-alive timeout) is readable with EOF
+      // or an error: open a new one, as curl does, rather than count a failure.
+      pollfd p{fd_.get(), POLLIN | POLLRDHUP, 0};
+      if (::poll(&p, 1, 0) > 0) fd_.reset();
+    }
     if (!fd_.valid()) {
       a.new_connection = true;
       const http::Url& url = options_.request.url;

@@ -38,6 +38,14 @@ std::optional<double> number(const json& j) {
   if (j.is_number()) return j.get<double>();
   return std::nullopt;
 }
+
+// The knee's level index from a saved document, when it is a whole number inside [0, n): a
+// hand-edited or foreign file must not turn it into an out-of-range (or undefined) cast.
+std::optional<size_t> knee_index(const json& doc, size_t n) {
+  auto k = number(field(doc, "knee", "index"));
+  if (!k || !(*k >= 0) || *k != std::floor(*k) || *k >= static_cast<double>(n)) return {};
+  return static_cast<size_t>(*k);
+}
 double number_or(const json& j, double fallback) { return number(j).value_or(fallback); }
 std::string text(const json& j) { return j.is_string() ? j.get<std::string>() : std::string(); }
 json or_null(std::optional<double> v) { return v && std::isfinite(*v) ? json(*v) : json(); }
@@ -304,9 +312,9 @@ std::optional<json> over_time_chart(const std::vector<std::pair<std::string, con
 
 json knee_marks(const json& doc, const std::vector<Level>& levels) {
   json marks = json::array();
-  auto index = number(field(doc, "knee", "index"));
-  if (index && *index >= 0 && static_cast<size_t>(*index) < levels.size()) {
-    const Level& k = levels[static_cast<size_t>(*index)];
+  auto index = knee_index(doc, levels.size());
+  if (index) {
+    const Level& k = levels[*index];
     marks.push_back(json{{"x", k.x}, {"label", "knee: " + level_name(k)}, {"style", "knee"}});
   }
   return marks;
@@ -403,9 +411,9 @@ std::vector<json> sweep_charts(const json& doc, const std::vector<Level>& levels
   // CPU per level and the saturated resource.
   {
     std::string at_knee;
-    auto index = number(field(doc, "knee", "index"));
-    if (index && static_cast<size_t>(*index) < levels.size()) {
-      const Level& k = levels[static_cast<size_t>(*index)];
+    auto index = knee_index(doc, levels.size());
+    if (index) {
+      const Level& k = levels[*index];
       if (!k.saturated.empty()) at_knee = fmt::format(": {} at the knee", k.saturated);
     }
     json c = chart("cpu", "CPU per level and the saturated resource" + at_knee,
@@ -636,9 +644,9 @@ std::string summary_table(const std::vector<Level>& levels, std::optional<size_t
 std::vector<std::string> sweep_verdicts(const json& doc, const std::vector<Level>& levels) {
   std::vector<std::string> v;
   v.push_back(text(field(doc, "knee", "summary")));
-  auto index = number(field(doc, "knee", "index"));
+  auto index = knee_index(doc, levels.size());
   if (!levels.empty()) {
-    const size_t at = index ? static_cast<size_t>(*index) : levels.size() - 1;
+    const size_t at = index ? *index : levels.size() - 1;
     if (at < levels.size() && !levels[at].saturated.empty()) {
       v.push_back(fmt::format("saturated resource {} ({}): {}: {}",
                               index ? "at the knee" : "at the last level", level_name(levels[at]),
@@ -832,8 +840,7 @@ core::Result<std::string> render_html(const json& doc) {
       body += "<section class=\"warnings\">\n<h2>Warnings</h2>\n" +
               list_items(warnings, "warnings") + "</section>\n";
     }
-    std::optional<size_t> knee;
-    if (auto k = number(field(doc, "knee", "index"))) knee = static_cast<size_t>(*k);
+    const std::optional<size_t> knee = knee_index(doc, levels.size());
     body += std::string("<section class=\"table\">\n<h2>") + (sweep ? "Levels" : "Result") +
             "</h2>\n" + summary_table(levels, knee) + "</section>\n";
     return page(title, body, host_section(field(doc, "host")), *data);
@@ -891,8 +898,7 @@ core::Result<std::string> render_compare_html(const json& a, const json& b,
     for (const auto& [label, doc] :
          {std::pair{"A: " + label_a, &a}, std::pair{"B: " + label_b, &b}}) {
       const std::vector<Level> levels = levels_of(*doc);
-      std::optional<size_t> knee;
-      if (auto k = number(field(*doc, "knee", "index"))) knee = static_cast<size_t>(*k);
+      const std::optional<size_t> knee = knee_index(*doc, levels.size());
       body += "<section class=\"table\">\n<h2>" + esc(label) + "</h2>\n" +
               params_list(*doc, levels) + list_items(sweep_verdicts(*doc, levels), "verdicts") +
               summary_table(levels, knee) + "</section>\n";

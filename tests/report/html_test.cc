@@ -154,6 +154,18 @@ TEST(HtmlReport, ShowsMissingOrMistypedFiguresAsDashes) {
   EXPECT_NE(html->find("<td>-</td>"), std::string::npos);
 }
 
+// Regression: a knee index outside the levels (or not a whole number) in a saved file was cast
+// to size_t unchecked (undefined for negative or huge values, out of range otherwise).
+TEST(HtmlReport, AKneeIndexOutsideTheLevelsIsIgnored) {
+  for (json bad : {json(-1), json(1e30), json(7), json(2.5)}) {
+    json doc = fixture("sweep.json");
+    doc["knee"]["index"] = bad;
+    auto html = render_html(doc);
+    ASSERT_TRUE(html.has_value()) << bad << ": " << html.status().message();
+    EXPECT_EQ(html->find("class=\"knee\""), std::string::npos) << bad;
+  }
+}
+
 TEST(HtmlReport, CompareOverlaysTwoSweeps) {
   const json a = fixture("sweep.json");
   auto data = compare_chart_data(a, a, "a.json", "b.json");
