@@ -858,6 +858,11 @@ core::Result<json> compare_chart_data(const json& a, const json& b, const std::s
   return guarded([&]() -> core::Result<json> {
     const std::vector<Level> la = levels_of(a), lb = levels_of(b);
     const bool open = !la.empty() && la.front().open;
+    if (!lb.empty() && lb.front().open != open) {
+      return core::Status::invalid_argument(
+          "report: one sweep is closed loop (x: connections), the other open loop (x: arrival "
+          "rate); their curves share no axis, so they are not overlaid");
+    }
     const std::string x_label = open ? "arrival rate (req/s)" : "concurrency N (connections)";
     json data{{"kind", "compare"}, {"charts", json::array()}};
     struct Figure {

@@ -166,6 +166,15 @@ TEST(HtmlReport, AKneeIndexOutsideTheLevelsIsIgnored) {
   }
 }
 
+TEST(HtmlReport, CompareRefusesAClosedLoopSweepAgainstAnOpenLoopOne) {
+  json closed = fixture("sweep.json");
+  json open = closed;
+  for (json& level : open["levels"]) level["mode"] = "open";
+  auto html = render_compare_html(closed, open, "a.json", "b.json");
+  ASSERT_FALSE(html.has_value());
+  EXPECT_NE(html.status().message().find("open loop"), std::string::npos);
+}
+
 TEST(HtmlReport, CompareOverlaysTwoSweeps) {
   const json a = fixture("sweep.json");
   auto data = compare_chart_data(a, a, "a.json", "b.json");
