@@ -158,6 +158,7 @@ Result<Rung> round_trip(const TimingLimits& limits) {
   int first_errno = 0;
   const Samples s = measure(limits, [&](uint64_t) {
     if (first_errno != 0) return;
+    errno = 0;  // an EOF (read returns 0) sets no errno: a stale one must not name it
     if (!write_all(client->get(), out.data(), out.size()) ||
         !read_exactly(client->get(), in.data(), in.size())) {
       first_errno = errno != 0 ? errno : EPIPE;
