@@ -79,9 +79,9 @@ class CapacityCommand final : public Subcommand {
     if (!(start_rate_ > 0) || !std::isfinite(start_rate_)) {
       return report_failure(Status::invalid_argument("--start-rate: give a rate above 0 req/s"));
     }
-    if (!(max_rate_ >= start_rate_) || !std::isfinite(max_rate_)) {
-      return report_failure(
-          Status::invalid_argument("--max-rate: give a rate at or above --start-rate"));
+    if (!(max_rate_ >= start_rate_) || !(max_rate_ <= engine::kMaxRateRps)) {
+      return report_failure(Status::invalid_argument(
+          "--max-rate: give a rate at or above --start-rate and at most 1e6 req/s"));
     }
     if (!(precision_pct_ > 0 && precision_pct_ <= 100)) {
       return report_failure(

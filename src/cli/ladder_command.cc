@@ -22,6 +22,7 @@
 #include "probes/fs_reader.h"
 #include "probes/host_context.h"
 #include "probes/ladder.h"
+#include "probes/use.h"
 #include "report/render.h"
 
 namespace knee::cli {
@@ -423,6 +424,22 @@ class LadderCommand final : public Subcommand {
     l.host = probes::read_host_context(fs);
     l.clock = probes::measure_clock();
     options.timing.target_sample_ns = l.clock.target_sample_ns;
+    // The DRAM array is 1 GiB, but at most a quarter of the memory available now (a power of
+    // two), so a small VM is not pushed into the OOM killer by a measurement.
+    std::vector<std::string> memory_warnings;
+    const probes::UseSnapshot mem = probes::take_snapshot(fs, std::nullopt, core::Clock::now());
+    if (mem.mem_available_bytes) {
+      const int64_t quarter = static_cast<int64_t>(*mem.mem_available_bytes / 4);
+      int64_t bytes = options.dram_bytes;
+      while (bytes > quarter && bytes > (int64_t{1} << 20)) bytes /= 2;
+      if (bytes < options.dram_bytes) {
+        memory_warnings.push_back(fmt::format(
+            "the DRAM array is {} MiB, not 1 GiB: only {} MiB of memory is available; below "
+            "the last-level cache size the 'DRAM' rung measures a cache",
+            bytes >> 20, *mem.mem_available_bytes >> 20));
+        options.dram_bytes = bytes;
+      }
+    }
     l.fibre_factor = fibre_factor_;
     const bool progress = !json_ && ::isatty(STDERR_FILENO) == 1;
     const auto say = [&](const char* what) {
@@ -475,6 +492,7 @@ class LadderCommand final : public Subcommand {
                        return a.floor.fibre_rtt_ms < b.floor.fibre_rtt_ms;
                      });
     l.warnings = l.host.warnings;
+    l.warnings.insert(l.warnings.end(), memory_warnings.begin(), memory_warnings.end());
     if (l.disk) {
       l.warnings.insert(l.warnings.end(), l.disk->target.warnings.begin(),
                         l.disk->target.warnings.end());

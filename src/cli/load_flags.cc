@@ -51,14 +51,17 @@ void LoadFlags::add_to(CLI::App& app, bool url_required, bool with_connections) 
 void LoadFlags::add_open_loop_to(CLI::App& app) {
   app.add_option("-r,--rate", rate,
                  "Open loop: send this many requests per second on a fixed schedule, whatever "
-                 "the server does; latency is measured from each request's intended send time");
+                 "the server does; latency is measured from each request's intended send time "
+                 "(above 0, at most 1e6)")
+      ->each([this](const std::string&) { rate_given = true; });
   app.add_option("--arrival", arrival, "Open loop: spacing of arrivals, uniform or poisson")
       ->capture_default_str();
   app.add_option("--seed", seed, "Open loop: seed of the Poisson arrivals")->capture_default_str();
   app.add_option("--spin", spin,
                  "Open loop: busy-poll this long before each intended send instead of sleeping "
                  "(e.g. 500us, at most 10ms): punctual sends on hosts with slow wake-ups, for a "
-                 "core of client CPU; spin time is reported and not counted as client load")
+                 "core of client CPU; spin time is reported apart and left out of the "
+                 "client-bound check")
       ->capture_default_str();
 }
 
@@ -113,7 +116,14 @@ Result<engine::LoadOptions> LoadFlags::to_options() const {
   }
   o.connections = connections;
   o.threads = threads;
-  if (rate != 0) {
+  if (rate_given && !(rate > 0 && rate <= engine::kMaxRateRps)) {
+    // Regression: -r 1e12 filled 24 GB and -r 0 quietly ran a closed loop.
+    return Status::invalid_argument(fmt::format(
+        "-r/--rate: {} is not a rate knee can schedule; give requests per second above 0 and at "
+        "most 1e6 (omit -r for a closed loop)",
+        rate));
+  }
+  if (rate_given) {
     o.rate_rps = rate;
     if (!connections_given)
       o.connections = engine::LoadOptions::default_open_loop_connections(rate);

@@ -29,6 +29,7 @@ struct LoadFlags {
   uint64_t seed = 1;
   std::string spin = "0";          // open loop: busy-poll window before each intended send
   bool connections_given = false;  // set by add_to's -c callback
+  bool rate_given = false;         // set by add_open_loop_to's -r callback
 
   // Declares the flags on `app`. `with_connections` adds -c (sweep uses --levels instead).
   void add_to(CLI::App& app, bool url_required, bool with_connections);

@@ -71,6 +71,12 @@ class ReportCommand final : public Subcommand {
     }
     std::vector<report::HlogInterval> all;
     for (const std::string& file : files_) {
+      if (has_suffix(file, ".json")) {  // one JSON result, or a JSON beside a log
+        return report_failure(Status::invalid_argument(fmt::format(
+            "report: '{}' is a JSON result: add -o FILE.html to render it as a report, or give "
+            "two .json files to compare them",
+            file)));
+      }
       if (file.size() < 5 || file.substr(file.size() - 5) != ".hlog") {
         return report_failure(Status::invalid_argument(fmt::format(
             "report: '{}' is not an .hlog file; knee report reads HdrHistogram interval logs "

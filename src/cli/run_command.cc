@@ -65,6 +65,8 @@ class RunCommand final : public Subcommand {
     }
     auto options = flags_.to_options();
     if (!options) return report_failure(options.status());
+    std::ofstream hlog_check;  // a bad --hlog path is found now, not after the run
+    if (Status s = open_output("--hlog", hlog_path_, hlog_check); !s) return report_failure(s);
     // Per-second intervals for --hlog, and for the JSON and HTML report's over-time chart.
     if (!hlog_path_.empty() || json_ || !html_path_.empty()) {
       options->interval = std::chrono::seconds(1);

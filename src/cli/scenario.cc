@@ -93,7 +93,7 @@ Status check_no_per_scenario_flags(const LoadFlags& shared) {
   if (shared.connections_given) return inside("-c/--connections", "c");
   if (shared.threads != defaults.threads) return inside("-t/--threads", "t");
   if (shared.method != defaults.method) return inside("-m/--method", "m");
-  if (shared.rate != defaults.rate) return inside("-r/--rate", "r");
+  if (shared.rate_given) return inside("-r/--rate", "r");
   if (shared.arrival != defaults.arrival) return inside("--arrival", "arrival");
   return Status::ok();
 }
@@ -141,6 +141,7 @@ Result<Scenario> parse_scenario(std::string_view text, const LoadFlags& shared, 
                           fmt::format("r={} is not a number of requests per second above 0", *r));
     }
     f.rate = *rate;
+    f.rate_given = true;
   }
   if (t) {
     auto n = positive_int(*t);

@@ -146,6 +146,8 @@ class SweepCommand final : public Subcommand {
     }
     std::ofstream html_file;
     if (Status s = open_output("--html", html_path_, html_file); !s) return report_failure(s);
+    std::ofstream hlog_check;  // a bad --hlog path is found now, not after the levels
+    if (Status s = open_output("--hlog", hlog_path_, hlog_check); !s) return report_failure(s);
 
     std::optional<LabChild> lab;
     std::string target;

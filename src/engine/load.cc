@@ -43,8 +43,9 @@ Status LoadOptions::validate() const {
         "open at most {} (ulimit -Hn); lower -c or raise the limit",
         connections, files.rlim_max));
   }
-  if (rate_rps && !(*rate_rps > 0 && std::isfinite(*rate_rps))) {
-    return Status::invalid_argument("-r/--rate: must be a number of requests per second above 0");
+  if (rate_rps && !(*rate_rps > 0 && *rate_rps <= kMaxRateRps)) {
+    return Status::invalid_argument(
+        "-r/--rate: must be a number of requests per second above 0 and at most 1e6");
   }
   if (spin.count() < 0 || spin > std::chrono::milliseconds(10)) {
     return Status::invalid_argument("--spin: must be from 0 to 10ms, e.g. 200us");

@@ -32,6 +32,9 @@
 
 namespace knee::engine {
 
+// The highest open-loop rate accepted, req/s: ten times what one knee thread sends on loopback.
+inline constexpr double kMaxRateRps = 1e6;
+
 struct LoadOptions {
   http::RequestSpec request;                       // target URL, method, headers, body
   int connections = 10;                            // N: concurrent connections, >= 1
@@ -40,9 +43,11 @@ struct LoadOptions {
   core::Nanos warmup = std::chrono::seconds(1);    // discarded phase, >= 0
   core::Nanos timeout = std::chrono::seconds(10);  // per request, > 0
   std::optional<core::Nanos> grace;                // after the duration; default timeout
-  std::optional<double> rate_rps;                  // open loop when set: arrivals/s, > 0
-  Arrival arrival = Arrival::kUniform;             // open loop: spacing of arrivals
-  uint64_t seed = 1;                               // open loop: Poisson RNG seed
+  // Open loop when set: arrivals/s, in (0, kMaxRateRps]. Every due arrival is held until sent,
+  // so a rate no client can send would only fill memory.
+  std::optional<double> rate_rps;
+  Arrival arrival = Arrival::kUniform;  // open loop: spacing of arrivals
+  uint64_t seed = 1;                    // open loop: Poisson RNG seed
   core::Nanos interval{0};  // > 0: per-interval latency histograms in RunResult::intervals
   // Open loop: busy-poll (epoll with a zero timeout) this long before each intended send
   // instead of sleeping up to it, 0..10 ms (0: sleep). A sleeping thread wakes late by the

@@ -50,6 +50,16 @@ INSTANTIATE_TEST_SUITE_P(
         BadInput{{"run", "http://127.0.0.1:1/", "-d", "2parsecs"}, "-d/--duration"},
         BadInput{{"run", "http://127.0.0.1:1/", "-c", "0"}, "-c/--connections"},
         BadInput{{"run", "http://127.0.0.1:1/", "--spin", "200us"}, "--spin"},
+        // Regressions found by a new user: -r 0 ran a closed loop, -r 1e12 filled 24 GB, -r nan
+        // blamed -c, and a bad --hlog path was found only after the whole run.
+        BadInput{{"run", "http://127.0.0.1:1/", "-r", "0"}, "-r/--rate"},
+        BadInput{{"run", "http://127.0.0.1:1/", "-r", "1e12"}, "-r/--rate"},
+        BadInput{{"run", "http://127.0.0.1:1/", "-r", "nan"}, "-r/--rate"},
+        BadInput{{"run", "http://127.0.0.1:1/", "--hlog", "/nonexistent/x.hlog"}, "--hlog"},
+        BadInput{{"sweep", "http://127.0.0.1:1/", "--hlog", "/nonexistent/x.hlog"}, "--hlog"},
+        BadInput{{"capacity", "http://127.0.0.1:1/", "--slo", "p99<1s", "--max-rate", "1e7"},
+                 "--max-rate"},
+        BadInput{{"report", "/nonexistent/sweep.json"}, "-o FILE.html"},
         BadInput{{"run", "http://127.0.0.1:1/", "-r", "100", "--spin", "1s"}, "--spin"},
         BadInput{{"serve", "--wait", "soon"}, "--wait"},
         // Regressions found by a new user:
