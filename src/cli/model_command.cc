@@ -324,6 +324,15 @@ int run_mm1(const Mm1Flags& f) {
         fmt::format("measured upper bound: the largest throughput in {}, at concurrency {:g}",
                     *f.from, best.concurrency);
     mu_json = json{{"from", *f.from}, {"concurrency", best.concurrency}};
+    // A sweep that found no knee may have stopped before the server saturated.
+    const json doc = json::parse(*text, nullptr, false);
+    if (doc.is_object() && doc.contains("knee") && doc["knee"].is_object() &&
+        doc["knee"].value("index", json()).is_null()) {
+      mu_source +=
+          "; the sweep found no knee, so the server may not have saturated and mu may "
+          "be only a lower bound: sweep further before trusting the table";
+      mu_json["no_knee"] = true;
+    }
   }
   std::vector<double> peaks;
   if (f.peak) {

@@ -1,7 +1,11 @@
 // Exit codes and messages of the real binary: bad input is one clear line and exit 2, a run that
 // cannot happen is exit 1 naming the URL and the OS error, failures on the wire are counted.
 #include <gtest/gtest.h>
+#include <stdlib.h>
+#include <unistd.h>
 
+#include <cstdio>
+#include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -73,6 +77,32 @@ INSTANTIATE_TEST_SUITE_P(
         BadInput{{"sweep", "--json", "/nonexistent/dir/x.json"}, "--json"},
         BadInput{{"sweep", "http://127.0.0.1:1/", "--server-threads", "2"}, "--server-threads"},
         BadInput{{"sweep", "--server-threads", "100000"}, "--server-threads"}));
+
+// Regression: mu taken from a sweep that found no knee was called "the measured upper bound"
+// although the server may never have saturated.
+TEST(Cli, ModelFromASweepWithoutAKneeSaysMuMayBeALowerBound) {
+  char path[] = "/tmp/knee-model-from-XXXXXX";
+  const int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  ::close(fd);
+  const auto sweep = [&](const nlohmann::json& knee_index) {
+    std::ofstream(path) << nlohmann::json{{"schema_version", 1},
+                                          {"kind", "sweep"},
+                                          {"levels",
+                                           {{{"concurrency", 1}, {"throughput_rps", 100}},
+                                            {{"concurrency", 2}, {"throughput_rps", 190}}}},
+                                          {"knee", {{"index", knee_index}}}};
+    return run_process({KNEE_BINARY, "model", "mm1", "--from", path});
+  };
+  auto no_knee = sweep(nullptr);
+  EXPECT_EQ(no_knee.exit_code, 0) << no_knee.err;
+  EXPECT_NE(no_knee.out.find("mu = 190 req/s"), std::string::npos) << no_knee.out;
+  EXPECT_NE(no_knee.out.find("found no knee"), std::string::npos) << no_knee.out;
+  auto knee = sweep(1);
+  EXPECT_EQ(knee.exit_code, 0) << knee.err;
+  EXPECT_EQ(knee.out.find("found no knee"), std::string::npos) << knee.out;
+  std::remove(path);
+}
 
 TEST(Cli, UnreachableTargetExits1NamingUrlAndOsError) {
   int port;
