@@ -122,16 +122,26 @@ core::RunResult synthetic_open_run(double rate_rps, double mean_ms) {
   return r;
 }
 
-report::RunReport golden_run_report() {
+namespace {
+
+// The load parameters every golden report shares: GET, the phases, one client thread.
+report::LoadParams fixed_params(const std::string& url, int repeats) {
   report::LoadParams p;
-  p.url = "http://127.0.0.1:8080/tracking?no=G{conn}-{seq}";
+  p.url = url;
   p.method = "GET";
   p.duration_s = kDurationS;
   p.warmup_s = 1;
   p.timeout_s = 10;
   p.grace_s = 10;
   p.threads = 1;
-  p.repeats = 3;
+  p.repeats = repeats;
+  return p;
+}
+
+}  // namespace
+
+report::RunReport golden_run_report() {
+  report::LoadParams p = fixed_params("http://127.0.0.1:8080/tracking?no=G{conn}-{seq}", 3);
   std::vector<core::RunResult> runs = {synthetic_closed_run(10, 2900, 3.45, 0, -1),
                                        synthetic_closed_run(10, 2950, 3.39, 0, -1),
                                        synthetic_closed_run(10, 2800, 3.57, 1, -1)};
@@ -139,30 +149,14 @@ report::RunReport golden_run_report() {
 }
 
 report::RunReport golden_open_run_report() {
-  report::LoadParams p;
-  p.url = "http://127.0.0.1:8080/fast";
-  p.method = "GET";
-  p.duration_s = kDurationS;
-  p.warmup_s = 1;
-  p.timeout_s = 10;
-  p.grace_s = 10;
-  p.threads = 1;
-  p.repeats = 1;
+  report::LoadParams p = fixed_params("http://127.0.0.1:8080/fast", 1);
   p.arrival = "poisson";
   std::vector<core::RunResult> runs = {synthetic_open_run(1000, 0.4)};
   return report::analyse_run(p.url, "2026-11-29T12:05:00Z", p, std::move(runs), fixed_host());
 }
 
 report::SweepReport golden_sweep_report() {
-  report::LoadParams p;
-  p.url = "http://127.0.0.1:8080/tracking?no=G{conn}-{seq}";
-  p.method = "GET";
-  p.duration_s = kDurationS;
-  p.warmup_s = 1;
-  p.timeout_s = 10;
-  p.grace_s = 10;
-  p.threads = 1;
-  p.repeats = 1;
+  report::LoadParams p = fixed_params("http://127.0.0.1:8080/tracking?no=G{conn}-{seq}", 1);
   // N, X (req/s), mean R (ms) with X * R ~= N, server CPU %.
   const struct {
     int n;
