@@ -54,12 +54,18 @@ Params unpack(const gsl_vector* x, Shape shape) {
   return p;
 }
 
+// The USL's denominator 1 + sigma (N-1) + kappa N (N-1), with sigma = s^2 and kappa = k^2 (the
+// squares keep both coefficients >= 0 while the solver moves s and k freely).
+double denominator(const Params& p, double n) {
+  return 1 + p.s * p.s * (n - 1) + p.k * p.k * n * (n - 1);
+}
+
 int residuals(const gsl_vector* x, void* data, gsl_vector* f) {
   const Problem& pr = *static_cast<const Problem*>(data);
   const Params p = unpack(x, pr.shape);
   for (size_t i = 0; i < pr.points.size(); ++i) {
     const double n = pr.points[i].concurrency;
-    const double d = 1 + p.s * p.s * (n - 1) + p.k * p.k * n * (n - 1);
+    const double d = denominator(p, n);
     if (!(d > 0)) return GSL_EDOM;
     const double r = p.lambda_rps * n / d - pr.points[i].throughput_rps;
     if (!std::isfinite(r)) return GSL_EDOM;
@@ -73,7 +79,7 @@ int jacobian(const gsl_vector* x, void* data, gsl_matrix* j) {
   const Params p = unpack(x, pr.shape);
   for (size_t i = 0; i < pr.points.size(); ++i) {
     const double n = pr.points[i].concurrency;
-    const double d = 1 + p.s * p.s * (n - 1) + p.k * p.k * n * (n - 1);
+    const double d = denominator(p, n);
     if (!(d > 0)) return GSL_EDOM;
     const double x_over_d = p.lambda_rps * n / (d * d);  // -dX/dD
     size_t c = 0;
