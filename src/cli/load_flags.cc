@@ -48,15 +48,12 @@ void LoadFlags::add_to(CLI::App& app, bool url_required, bool with_connections) 
   app.add_option("--body-file", body_file, "Read the request body from FILE");
 }
 
-void LoadFlags::add_open_loop_to(CLI::App& app) {
+void LoadFlags::add_rate_to(CLI::App& app) {
   app.add_option("-r,--rate", rate,
                  "Open loop: send this many requests per second on a fixed schedule, whatever "
                  "the server does; latency is measured from each request's intended send time "
                  "(above 0, at most 1e6)")
       ->each([this](const std::string&) { rate_given = true; });
-  app.add_option("--arrival", arrival, "Open loop: spacing of arrivals, uniform or poisson")
-      ->capture_default_str();
-  app.add_option("--seed", seed, "Open loop: seed of the Poisson arrivals")->capture_default_str();
   app.add_option("--spin", spin,
                  "Open loop: busy-poll this long before each intended send instead of sleeping "
                  "(e.g. 500us, at most 10ms): punctual sends on hosts with slow wake-ups, for a "
@@ -65,11 +62,28 @@ void LoadFlags::add_open_loop_to(CLI::App& app) {
       ->capture_default_str();
 }
 
+void LoadFlags::add_arrival_to(CLI::App& app, const std::string& context) {
+  app.add_option("--arrival", arrival,
+                 context +
+                     "spacing of arrivals, uniform or poisson (Poisson arrivals queue "
+                     "sooner, as independent users do)")
+      ->capture_default_str();
+  app.add_option("--seed", seed, context + "seed of the Poisson arrivals")->capture_default_str();
+}
+
+void OutputFlags::add_to(CLI::App& app) {
+  app.add_option("--html", html,
+                 "Write a self-contained HTML report with charts to FILE (works offline)");
+  app.add_option("--hlog", hlog,
+                 "Write per-second latency histograms to FILE in HdrHistogram's interval log "
+                 "format (read back with knee report FILE)");
+}
+
 namespace {
 
-Result<core::Nanos> duration_flag(std::string_view flag, const std::string& text) {
+Result<core::Nanos> duration_field(std::string_view field, const std::string& text) {
   auto d = core::parse_duration(text);
-  if (!d) return Status::invalid_argument(fmt::format("{}: {}", flag, d.status().message()));
+  if (!d) return Status::invalid_field(std::string(field), d.status().message());
   return d;
 }
 
@@ -83,9 +97,9 @@ Result<engine::LoadOptions> LoadFlags::to_options() const {
   for (size_t at = url.find('{'); at != std::string::npos; at = url.find('{', at + 1)) {
     std::string_view rest = std::string_view(url).substr(at);
     if (rest.rfind("{conn}", 0) != 0 && rest.rfind("{seq}", 0) != 0) {
-      return Status::invalid_argument(
-          fmt::format("URL: unknown placeholder at '{}'; only {{conn}} and {{seq}} expand",
-                      rest.substr(0, 12)));
+      return Status::invalid_field(
+          "url", fmt::format("unknown placeholder at '{}'; only {{conn}} and {{seq}} expand",
+                             rest.substr(0, 12)));
     }
   }
   o.request.url = *parsed;
@@ -118,39 +132,38 @@ Result<engine::LoadOptions> LoadFlags::to_options() const {
   o.threads = threads;
   if (rate_given && !(rate > 0 && rate <= engine::kMaxRateRps)) {
     // Regression: -r 1e12 filled 24 GB and -r 0 quietly ran a closed loop.
-    return Status::invalid_argument(fmt::format(
-        "-r/--rate: {} is not a rate knee can schedule; give requests per second above 0 and at "
-        "most 1e6 (omit -r for a closed loop)",
-        rate));
+    return Status::invalid_field(
+        "rate_rps", fmt::format("{} is not a rate knee can schedule; give requests per second "
+                                "above 0 and at most 1e6 (omit -r for a closed loop)",
+                                rate));
   }
   if (rate_given) {
     o.rate_rps = rate;
-    if (!connections_given)
-      o.connections = engine::LoadOptions::default_open_loop_connections(rate);
+    if (connections_given) o.max_connections = connections;
   }
   if (arrival == "uniform") {
     o.arrival = engine::Arrival::kUniform;
   } else if (arrival == "poisson") {
     o.arrival = engine::Arrival::kPoisson;
   } else {
-    return Status::invalid_argument(
-        fmt::format("--arrival: '{}' is not an arrival process; use uniform or poisson", arrival));
+    return Status::invalid_field(
+        "arrival", fmt::format("'{}' is not an arrival process; use uniform or poisson", arrival));
   }
   o.seed = seed;
-  auto d = duration_flag("-d/--duration", duration);
+  auto d = duration_field("duration", duration);
   if (!d) return d.status();
   o.duration = *d;
-  auto w = duration_flag("-w/--warmup", warmup);
+  auto w = duration_field("warmup", warmup);
   if (!w) return w.status();
   o.warmup = *w;
-  auto t = duration_flag("--timeout", timeout);
+  auto t = duration_field("timeout", timeout);
   if (!t) return t.status();
   o.timeout = *t;
-  auto sp = duration_flag("--spin", spin);
+  auto sp = duration_field("spin", spin);
   if (!sp) return sp.status();
   o.spin = *sp;
   if (!grace.empty()) {
-    auto g = duration_flag("--grace", grace);
+    auto g = duration_field("grace", grace);
     if (!g) return g.status();
     o.grace = *g;
   }
@@ -169,8 +182,38 @@ Result<std::pair<std::string, std::string>> parse_header(const std::string& text
   return std::pair<std::string, std::string>(text.substr(0, colon), std::move(value));
 }
 
+std::string flag_of(const std::string& field) {
+  static const std::pair<const char*, const char*> kFlags[] = {
+      {"connections", "-c/--connections"},
+      {"max_connections", "-c/--connections"},
+      {"threads", "-t/--threads"},
+      {"duration", "-d/--duration"},
+      {"warmup", "-w/--warmup"},
+      {"timeout", "--timeout"},
+      {"grace", "--grace"},
+      {"rate_rps", "-r/--rate"},
+      {"spin", "--spin"},
+      {"arrival", "--arrival"},
+      {"url", "URL"},
+      {"count", "-n/--count"},
+      {"n", "--n"},
+      {"x", "--x"},
+      {"r", "--r"},
+      {"lambda", "--lambda"},
+      {"from", "--from"},
+      {"mu", "--mu"}};
+  for (const auto& [f, flag] : kFlags) {
+    if (field == f) return flag;
+  }
+  return field;
+}
+
 int report_failure(const Status& status) {
-  fmt::print(stderr, "knee: {}\n", status.message());
+  if (status.field().empty()) {
+    fmt::print(stderr, "knee: {}\n", status.message());
+  } else {
+    fmt::print(stderr, "knee: {}: {}\n", flag_of(status.field()), status.message());
+  }
   return status.code() == Status::Code::kInvalidArgument ? kExitBadInput : kExitRunFailed;
 }
 

@@ -1,5 +1,7 @@
-// The flags shared by `knee run` and `knee sweep`: target, request shape and phases, parsed into
-// engine::LoadOptions. Durations are typed like "2s" or "500ms" (core::parse_duration).
+// The flags the measuring subcommands share, declared once: target, request shape and phases
+// (LoadFlags, parsed into engine::LoadOptions), the open loop's rate, arrivals and seed, the
+// output files (--html, --hlog), and how a failure is printed with the flag it came from.
+// Durations are typed like "2s" or "500ms" (core::parse_duration).
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -24,28 +26,43 @@ struct LoadFlags {
   std::vector<std::string> headers;  // "Name: value"
   std::string body;
   std::string body_file;
-  double rate = 0;  // open loop when > 0 (run only)
+  double rate = 0;  // open loop when rate_given
   std::string arrival = "uniform";
   uint64_t seed = 1;
   std::string spin = "0";          // open loop: busy-poll window before each intended send
-  bool connections_given = false;  // set by add_to's -c callback
-  bool rate_given = false;         // set by add_open_loop_to's -r callback
+  bool connections_given = false;  // set by -c
+  bool rate_given = false;         // set by -r
 
-  // Declares the flags on `app`. `with_connections` adds -c (sweep uses --levels instead).
+  // Declares the URL (positional), -t, -d, -w, --timeout, --grace, -m, -H, --body, --body-file,
+  // and -c unless `with_connections` is false (sweep's levels are its connections).
   void add_to(CLI::App& app, bool url_required, bool with_connections);
-  // Declares -r/--rate, --arrival, --seed and --spin (open loop).
-  void add_open_loop_to(CLI::App& app);
-  // Parses URL, durations, headers and body into options. Errors: kInvalidArgument naming the
-  // flag and the accepted form; kIoError when --body-file cannot be read.
+  // Declares -r/--rate and --spin (run).
+  void add_rate_to(CLI::App& app);
+  // Declares --arrival and --seed, with `context` in their help ("With --rate: ").
+  void add_arrival_to(CLI::App& app, const std::string& context = "Open loop: ");
+  // Parses everything into options. With -r and no -c, the pool's cap is left to the engine's
+  // default for the rate. Errors: kInvalidArgument naming the option field (report_failure maps
+  // it to its flag); kIoError when --body-file cannot be read.
   core::Result<engine::LoadOptions> to_options() const;
+};
+
+// --html FILE and --hlog FILE.
+struct OutputFlags {
+  std::string html;
+  std::string hlog;
+  void add_to(CLI::App& app);
 };
 
 // Parses one -H/--header value 'Name: value' into (name, value), leading blanks of the value
 // dropped. Errors: kInvalidArgument naming -H/--header and the accepted form.
 core::Result<std::pair<std::string, std::string>> parse_header(const std::string& text);
 
-// Prints "knee: <message>" to stderr and returns the exit code for it: 2 for bad input
-// (kInvalidArgument), 1 for everything else.
+// The flag an option field is set with ("connections" -> "-c/--connections"); the field itself
+// when there is none.
+std::string flag_of(const std::string& field);
+
+// Prints "knee: <flag>: <message>" (or "knee: <message>") to stderr and returns the exit code
+// for it: 2 for bad input (kInvalidArgument), 1 for everything else.
 int report_failure(const core::Status& status);
 
 }  // namespace knee::cli

@@ -9,7 +9,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "report/model.h"
+#include "report/analyse.h"
 
 namespace knee::cli {
 
@@ -57,12 +57,11 @@ std::string live_sweep_header(bool by_rate) {
 
 std::string live_sweep_row(const std::vector<core::RunResult>& repeats, bool by_rate) {
   if (repeats.empty()) return "";
-  const report::Repeated level = report::repeated_of(repeats);
-  const core::RunResult& r = level.median_run();
+  const core::RunResult& r = repeats[report::median_index(repeats)];
   const core::Histogram& h = r.stats.latency_ns;
   return fmt::format(
       "{:>11}  {:>8}  {:>17.0f}  {:>10.2f}  {:>8.2f}  {:>6}",
-      by_rate ? fmt::format("{:.0f}", r.target_rate_rps) : std::to_string(r.concurrency),
+      by_rate ? fmt::format("{:.0f}", r.target_rate_rps) : std::to_string(r.connections),
       r.stats.completed, r.throughput_rps(), static_cast<double>(h.value_at_percentile(50)) / 1e6,
       static_cast<double>(h.value_at_percentile(99)) / 1e6, r.stats.total_errors());
 }

@@ -1,17 +1,21 @@
-// `knee report FILE...`: reads saved results back. For now HdrHistogram interval logs (.hlog,
-// written by --hlog or any HdrHistogram tool): percentiles of the whole log, a time range or a
-// tag, merged exactly across files. Two knee JSON results (a.json b.json): side by side, level by
-// level (report/compare.h).
+// `knee report FILE...`: reads saved results back.
+//   knee report a.json            the result as it was first printed (any kind knee writes)
+//   knee report a.json -o a.html  its HTML report (a run or a sweep)
+//   knee report a.json b.json     two runs or sweeps side by side, level by level (compare.h);
+//                                 -o overlays two sweeps' curves in HTML
+//   knee report x.hlog ...        percentiles of HdrHistogram interval logs, per tag and merged
+//                                 exactly, optionally of a time range or one tag
+// --json prints the comparison, the log summary or the document itself as JSON.
 #include <fmt/core.h>
 
 #include <algorithm>
 #include <fstream>
-#include <map>
-#include <optional>
+#include <sstream>
 
 #include "cli/command.h"
-#include "cli/common.h"
 #include "cli/load_flags.h"
+#include "cli/output.h"
+#include "report/analyse.h"
 #include "report/compare.h"
 #include "report/hlog.h"
 #include "report/html.h"
@@ -20,6 +24,7 @@
 namespace knee::cli {
 namespace {
 
+using core::Result;
 using core::Status;
 
 std::string summary_line(const core::Histogram& h) {
@@ -35,15 +40,13 @@ bool has_suffix(const std::string& s, std::string_view suffix) {
          s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-// The JSON document in `path`. Errors: kInvalidArgument naming the file when it cannot be read
-// or parsed.
-core::Result<nlohmann::json> read_json_file(const std::string& path) {
-  std::ifstream in(path);
+Result<report::Document> read_document(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
   if (!in) return Status::invalid_argument("report: cannot read '" + path + "'");
-  nlohmann::json doc = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded()) {
-    return Status::invalid_argument(fmt::format("report: '{}' is not valid JSON", path));
-  }
+  std::stringstream text;
+  text << in.rdbuf();
+  auto doc = report::parse_document(text.str(), path);
+  if (!doc) return doc.status().with_context("report");
   return doc;
 }
 
@@ -51,53 +54,107 @@ class ReportCommand final : public Subcommand {
  public:
   void add_options(CLI::App& app) override {
     app.add_option("files", files_,
-                   "HdrHistogram interval logs (.hlog) to read and merge, or two knee run/sweep "
-                   "JSON results (a.json b.json) to compare side by side")
+                   "Saved knee JSON results (one to re-render it, two runs or sweeps to compare "
+                   "them), or HdrHistogram interval logs (.hlog) to read and merge")
         ->required();
     app.add_option("--from", from_s_, "Only intervals starting at or after S seconds (log time)");
     app.add_option("--to", to_s_, "Only intervals starting at or before S seconds (log time)");
     app.add_option("--tag", tag_, "Only intervals with this tag (e.g. c32 for a sweep level)");
     app.add_flag("--json", json_,
-                 "Print the merged latency summary (ns), or the comparison, as JSON");
+                 "Print the document, the comparison or the merged latency summary as JSON");
     app.add_option("-o,--output", html_path_,
-                   "With one knee JSON result (FILE.json): write its HTML report to this file; "
-                   "with two (a.json b.json): an HTML page overlaying their curves");
+                   "With one run or sweep (FILE.json): write its HTML report to this file; with "
+                   "two sweeps (a.json b.json): an HTML page overlaying their curves");
   }
 
   int run() override {
-    if (!html_path_.empty()) return write_html_report();
-    if (files_.size() == 2 && has_suffix(files_[0], ".json") && has_suffix(files_[1], ".json")) {
-      return compare_json_files(files_[0], files_[1]);
+    const bool all_json = std::all_of(files_.begin(), files_.end(),
+                                      [](const std::string& f) { return has_suffix(f, ".json"); });
+    if (all_json && files_.size() <= 2) {
+      std::vector<report::Document> docs;
+      for (const std::string& path : files_) {
+        auto doc = read_document(path);
+        if (!doc) return report_failure(doc.status());
+        docs.push_back(std::move(doc).value());
+      }
+      if (!html_path_.empty()) return write_html(docs);
+      if (docs.size() == 1) {
+        fmt::print("{}", json_ ? json_text(docs[0]) : report::render_text(docs[0]));
+        return kExitOk;
+      }
+      return compare(docs[0], docs[1]);
     }
+    if (!html_path_.empty() || all_json) {
+      return report_failure(Status::invalid_argument(
+          "report: give one or two knee JSON results (a.json [b.json]), or HdrHistogram logs "
+          "(.hlog)"));
+    }
+    return read_logs();
+  }
+
+ private:
+  // Two runs or sweeps side by side, level by level, as text or with --json as JSON.
+  int compare(const report::Document& a, const report::Document& b) {
+    auto sa = report::compare_side(a, files_[0]);
+    if (!sa) return report_failure(sa.status().with_context("report"));
+    auto sb = report::compare_side(b, files_[1]);
+    if (!sb) return report_failure(sb.status().with_context("report"));
+    auto c = report::compare(*sa, *sb);
+    if (!c) return report_failure(c.status().with_context("report"));
+    fmt::print("{}", json_ ? json_text(*c) : report::render_compare_text(*c));
+    return kExitOk;
+  }
+
+  // One run or sweep's page (the renderer of run/sweep --html), or two sweeps overlaid.
+  int write_html(const std::vector<report::Document>& docs) {
+    std::string page;
+    const auto* run = std::get_if<report::RunDocument>(&docs[0]);
+    const auto* sweep = std::get_if<report::SweepDocument>(&docs[0]);
+    if (docs.size() == 1 && (run != nullptr || sweep != nullptr)) {
+      page = run != nullptr ? report::render_html(*run) : report::render_html(*sweep);
+    } else if (docs.size() == 2) {
+      for (size_t i = 0; i < 2; ++i) {
+        if (!std::holds_alternative<report::SweepDocument>(docs[i])) {
+          return report_failure(
+              report::wrong_document(files_[i], docs[i], "report a.json b.json -o", "two sweeps"));
+        }
+      }
+      auto html = report::render_compare_html(std::get<report::SweepDocument>(docs[0]),
+                                              std::get<report::SweepDocument>(docs[1]), files_[0],
+                                              files_[1]);
+      if (!html) return report_failure(html.status());
+      page = std::move(html).value();
+    } else {
+      return report_failure(
+          report::wrong_document(files_[0], docs[0], "report FILE.json -o", "a run or a sweep"));
+    }
+    OutputFile out;
+    if (Status s = out.open("-o", html_path_); !s) return report_failure(s);
+    if (Status s = out.write(page); !s) return report_failure(s);
+    return kExitOk;
+  }
+
+  int read_logs() {
     std::vector<report::HlogInterval> all;
     for (const std::string& file : files_) {
-      if (has_suffix(file, ".json")) {  // one JSON result, or a JSON beside a log
-        return report_failure(Status::invalid_argument(fmt::format(
-            "report: '{}' is a JSON result: add -o FILE.html to render it as a report, or give "
-            "two .json files to compare them",
-            file)));
-      }
-      if (file.size() < 5 || file.substr(file.size() - 5) != ".hlog") {
+      if (!has_suffix(file, ".hlog")) {
         return report_failure(Status::invalid_argument(fmt::format(
             "report: '{}' is not an .hlog file; knee report reads HdrHistogram interval logs "
-            "(knee run/sweep --hlog FILE.hlog), or compares two JSON results (a.json b.json)",
+            "(knee run/sweep --hlog FILE.hlog), or one or two JSON results (a.json [b.json])",
             file)));
       }
       std::ifstream in(file);
       if (!in)
         return report_failure(Status::invalid_argument("report: cannot read '" + file + "'"));
       auto intervals = report::read_hlog(in);
-      if (!intervals) {
-        return report_failure(Status::invalid_argument(
-            fmt::format("report: {}: {}", file, intervals.status().message())));
-      }
+      if (!intervals) return report_failure(intervals.status().with_context("report: " + file));
       for (report::HlogInterval& i : *intervals) all.push_back(std::move(i));
     }
     std::optional<std::string_view> tag;
     if (tag_) tag = *tag_;
     core::Histogram merged = report::merge_intervals(all, from_s_, to_s_, tag);
     if (json_) {
-      fmt::print("{}\n", report::latency_json(merged).dump(2));
+      fmt::print("{}", json_text(report::LatencyReportDocument{report::latency_summary(merged)}));
       return kExitOk;
     }
     fmt::print("{} interval{} from {} file{}\n", all.size(), all.size() == 1 ? "" : "s",
@@ -116,60 +173,6 @@ class ReportCommand final : public Subcommand {
       }
     }
     fmt::print("{}  {}\n", summary_line(merged), tag_ ? *tag_ : "all");
-    return kExitOk;
-  }
-
- private:
-  // `knee report a.json b.json`: two run or sweep results side by side, level by level
-  // (report/compare.h), as text or with --json as JSON.
-  int compare_json_files(const std::string& a_path, const std::string& b_path) {
-    std::vector<report::CompareSide> sides;
-    for (const std::string& path : {a_path, b_path}) {
-      auto doc = read_json_file(path);
-      if (!doc) return report_failure(doc.status());
-      auto side = report::compare_side_from_json(*doc, path);
-      if (!side) {
-        return report_failure(Status::invalid_argument("report: " + side.status().message()));
-      }
-      sides.push_back(std::move(side).value());
-    }
-    auto comparison = report::compare(std::move(sides[0]), std::move(sides[1]));
-    if (!comparison) {
-      return report_failure(Status::invalid_argument("report: " + comparison.status().message()));
-    }
-    if (json_) {
-      fmt::print("{}\n", report::compare_to_json(*comparison).dump(2));
-    } else {
-      fmt::print("{}", report::render_compare_text(*comparison));
-    }
-    return kExitOk;
-  }
-
-  // `knee report FILE.json -o FILE.html` (the same renderer as run/sweep --html), or
-  // `knee report a.json b.json -o FILE.html` (two sweeps overlaid).
-  int write_html_report() {
-    const bool all_json = std::all_of(files_.begin(), files_.end(),
-                                      [](const std::string& f) { return has_suffix(f, ".json"); });
-    if (files_.size() > 2 || !all_json) {
-      return report_failure(Status::invalid_argument(
-          "-o: give one knee JSON result (FILE.json) for its HTML report, or two (a.json b.json) "
-          "to overlay them"));
-    }
-    std::vector<nlohmann::json> docs;
-    for (const std::string& path : files_) {
-      auto doc = read_json_file(path);
-      if (!doc) return report_failure(doc.status());
-      docs.push_back(std::move(doc).value());
-    }
-    auto html = docs.size() == 1
-                    ? report::render_html(docs[0])
-                    : report::render_compare_html(docs[0], docs[1], files_[0], files_[1]);
-    if (!html) return report_failure(html.status());
-    std::ofstream out;
-    if (Status s = open_output("-o", html_path_, out); !s) return report_failure(s);
-    out << *html;
-    out.close();
-    if (!out) return report_failure(Status::io_error("-o: cannot write " + html_path_));
     return kExitOk;
   }
 

@@ -2,12 +2,10 @@
 
 #include <fmt/core.h>
 
-#include <atomic>
 #include <charconv>
 #include <cmath>
 #include <optional>
 #include <set>
-#include <thread>
 
 #include "http/request.h"
 #include "http/url.h"
@@ -36,25 +34,6 @@ std::vector<std::string_view> split_on_blanks(std::string_view s) {
     if (i > start) out.push_back(s.substr(start, i - start));
   }
   return out;
-}
-
-// `s` with its message prefixed, same code.
-Status prefixed(const Status& s, std::string_view prefix) {
-  std::string msg = fmt::format("{}{}", prefix, s.message());
-  switch (s.code()) {
-    case Status::Code::kInvalidArgument:
-      return Status::invalid_argument(std::move(msg));
-    case Status::Code::kUnavailable:
-      return Status::unavailable(std::move(msg));
-    case Status::Code::kIoError:
-      return Status::io_error(std::move(msg));
-    case Status::Code::kParseError:
-      return Status::parse_error(std::move(msg));
-    case Status::Code::kOk:
-    case Status::Code::kInternal:
-      break;
-  }
-  return Status::internal(std::move(msg));
 }
 
 // A whole number >= 1, all of `v`.
@@ -157,22 +136,19 @@ Result<Scenario> parse_scenario(std::string_view text, const LoadFlags& shared, 
     f.arrival = std::string(*arrival);
   }
 
-  // validate() would name -t/--threads; name the key instead.
-  const int connections = f.connections_given ? f.connections
-                          : f.rate != 0 ? engine::LoadOptions::default_open_loop_connections(f.rate)
-                                        : f.connections;
-  if (f.threads > connections) {
-    return bad_scenario(text, fmt::format("t={} is more than the scenario's {} connections",
-                                          f.threads, connections));
-  }
-
-  // An error here names its flag. When the flag is one of the scenario's own keys (e.g. c= above
-  // the file-descriptor limit), the scenario text is quoted too; a shared flag's stands alone.
+  // An error here names its option field. When the field is one of the scenario's own keys
+  // (e.g. c= above the file-descriptor limit), it is named as the key and the scenario text is
+  // quoted; a shared flag's error stands alone.
   auto options = f.to_options();
   if (!options) {
-    const Status failed = options.status();  // a copy: message() refers into it
-    for (std::string_view own : {"-c/", "-t/", "-r/", "-m/", "--arrival", "URL"}) {
-      if (failed.message().starts_with(own)) return bad_scenario(text, failed.message());
+    const Status failed = options.status();
+    static const std::pair<const char*, const char*> kOwn[] = {
+        {"connections", "c"}, {"max_connections", "c"}, {"threads", "t"},
+        {"rate_rps", "r"},    {"arrival", "arrival"},   {"url", "url"}};
+    for (const auto& [field, key] : kOwn) {
+      if (failed.field() == field) {
+        return bad_scenario(text, fmt::format("{}=: {}", key, failed.message()));
+      }
     }
     return failed;
   }
@@ -198,46 +174,6 @@ Result<std::vector<Scenario>> parse_scenarios(const std::vector<std::string>& te
                                                 sc->name));
     }
     out.push_back(std::move(sc).value());
-  }
-  return out;
-}
-
-Result<std::vector<ScenarioResult>> run_scenarios(const std::vector<Scenario>& scenarios,
-                                                  const engine::RunControl& control) {
-  // One stop flag for all: set when the user interrupts or when a scenario fails.
-  std::atomic<bool> stop{false};
-  engine::RunControl inner;
-  inner.clock = control.clock;
-  inner.interrupt = &stop;
-
-  std::vector<std::optional<Result<core::RunResult>>> outcomes(scenarios.size());
-  std::atomic<size_t> running{scenarios.size()};
-  std::atomic<bool> failed{false};
-  {
-    std::vector<std::jthread> threads;
-    threads.reserve(scenarios.size());
-    for (size_t i = 0; i < scenarios.size(); ++i) {
-      threads.emplace_back([&, i] {
-        auto r = engine::run_load(scenarios[i].options, inner);
-        if (!r) failed.store(true);
-        outcomes[i].emplace(std::move(r));
-        running.fetch_sub(1);
-      });
-    }
-    while (running.load() > 0) {
-      if (failed.load() || (control.interrupt != nullptr && control.interrupt->load())) {
-        stop.store(true);
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-  }  // joins
-
-  std::vector<ScenarioResult> out;
-  out.reserve(scenarios.size());
-  for (size_t i = 0; i < scenarios.size(); ++i) {
-    Result<core::RunResult>& r = *outcomes[i];
-    if (!r) return prefixed(r.status(), fmt::format("scenario {}: ", scenarios[i].name));
-    out.push_back(ScenarioResult{scenarios[i].name, std::move(r).value()});
   }
   return out;
 }

@@ -17,8 +17,8 @@
 // open-loop scenarios do not draw the same arrivals. The per-scenario flags (-c, -t, -m, -r,
 // --arrival) and the positional URL may not be given outside the scenarios.
 //
-// Thread-safety: parsing is a pure function of its inputs; run_scenarios() blocks and owns the
-// threads it starts (one per scenario).
+// The scenarios run at once through the engine's plan runner (engine/plan.h).
+// Thread-safety: parsing is a pure function of its inputs.
 #pragma once
 
 #include <string>
@@ -26,7 +26,6 @@
 #include <vector>
 
 #include "cli/load_flags.h"
-#include "core/run_stats.h"
 #include "core/status.h"
 #include "engine/load.h"
 
@@ -51,20 +50,5 @@ struct Scenario {
 // to_options reports it; kIoError when --body-file cannot be read. `texts` must not be empty.
 core::Result<std::vector<Scenario>> parse_scenarios(const std::vector<std::string>& texts,
                                                     const LoadFlags& shared);
-
-struct ScenarioResult {
-  std::string name;
-  core::RunResult result;
-};
-
-// Runs every scenario at once, one thread per scenario each calling engine::run_load with the
-// same phases (warm-up, duration, grace): they start within a few milliseconds of each other
-// (each first checks that its target is reachable) and end together. Returns the results in the
-// order of `scenarios`. Only `control.clock` and `control.interrupt` are used; when the interrupt
-// is set, every scenario ends early and is marked interrupted. Errors: the first failing
-// scenario's error (in the order of `scenarios`), its message prefixed with "scenario NAME: ";
-// a failure ends the other scenarios early.
-core::Result<std::vector<ScenarioResult>> run_scenarios(const std::vector<Scenario>& scenarios,
-                                                        const engine::RunControl& control);
 
 }  // namespace knee::cli

@@ -2,6 +2,8 @@
 
 #include <fmt/core.h>
 
+#include "report/analyse.h"
+
 namespace knee::cli {
 
 void add_threshold_option(CLI::App& app, std::vector<std::string>& texts) {
@@ -24,48 +26,23 @@ core::Result<std::vector<analysis::Threshold>> parse_thresholds(
   return out;
 }
 
-analysis::ThresholdInput threshold_input(const core::RunResult& run) {
-  const core::Histogram& h = run.stats.latency_ns;
-  analysis::ThresholdInput in;
-  in.p50_ns = static_cast<double>(h.value_at_percentile(50));
-  in.p90_ns = static_cast<double>(h.value_at_percentile(90));
-  in.p99_ns = static_cast<double>(h.value_at_percentile(99));
-  in.p999_ns = static_cast<double>(h.value_at_percentile(99.9));
-  in.mean_ns = h.mean();
-  in.max_ns = static_cast<double>(h.max());
-  in.throughput_rps = run.throughput_rps();
-  in.errors = run.stats.total_errors();
-  in.sent = run.stats.sent;
-  return in;
-}
-
 bool check_thresholds(const std::vector<analysis::Threshold>& thresholds,
-                      const core::RunResult& run) {
-  if (thresholds.empty()) return true;
-  const analysis::ThresholdInput in = threshold_input(run);
-  bool all = true;
-  for (const analysis::Threshold& t : thresholds) {
-    analysis::ThresholdResult r = analysis::evaluate(t, in);
-    if (!r.passed) fmt::print(stderr, "knee: threshold {}\n", r.line);
-    all = all && r.passed;
-  }
-  if (all) fmt::print(stderr, "thresholds: all {} passed\n", thresholds.size());
-  return all;
-}
-
-bool check_thresholds(const std::vector<analysis::Threshold>& thresholds,
-                      const std::vector<report::Repeated>& levels) {
+                      const std::vector<report::LevelFigures>& levels, bool name_levels) {
   if (thresholds.empty()) return true;
   bool all = true;
   for (const analysis::Threshold& t : thresholds) {
     std::string first;
     size_t failed_levels = 0;
-    for (const report::Repeated& level : levels) {
-      const core::RunResult& run = level.median_run();
-      analysis::ThresholdResult r = analysis::evaluate(t, threshold_input(run));
+    for (const report::LevelFigures& level : levels) {
+      const analysis::ThresholdResult r =
+          analysis::evaluate(t, report::threshold_input(level.median));
       if (r.passed) continue;
-      if (failed_levels++ == 0)
-        first = fmt::format("at concurrency {}: {}", run.concurrency, r.line);
+      if (failed_levels++ == 0) {
+        first = name_levels
+                    ? fmt::format("at {} {:g}: {}", level.median.open ? "rate" : "concurrency",
+                                  level.median.level_key(), r.line)
+                    : r.line;
+      }
     }
     if (failed_levels == 0) continue;
     all = false;

@@ -1,5 +1,5 @@
 // --threshold on `knee run` and `knee sweep`: k6-style pass/fail checks (analysis/threshold.h)
-// parsed before anything runs and evaluated on the report's median run(s) after it is printed.
+// parsed before anything runs and evaluated on the result's median run(s) after it is printed.
 // Failing thresholds are printed to stderr, one line each; when all pass, one line
 // "thresholds: all N passed". Nothing is printed when no threshold was given.
 #pragma once
@@ -9,9 +9,8 @@
 #include <vector>
 
 #include "analysis/threshold.h"
-#include "core/run_stats.h"
 #include "core/status.h"
-#include "report/model.h"
+#include "report/document.h"
 
 namespace knee::cli {
 
@@ -23,18 +22,10 @@ void add_threshold_option(CLI::App& app, std::vector<std::string>& texts);
 core::Result<std::vector<analysis::Threshold>> parse_thresholds(
     const std::vector<std::string>& texts);
 
-// One run's figures for the thresholds: latency percentiles, mean and max of successful
-// responses, throughput, errors = stats.total_errors(), sent = stats.sent.
-analysis::ThresholdInput threshold_input(const core::RunResult& run);
-
-// Run: checks every threshold against `run` and prints as above. True when all passed.
+// Checks every threshold against each level's median run (a run is one level); a threshold fails
+// when it fails at any level, and in a sweep (`name_levels`) its line names the first such level
+// (and how many others). True when all passed.
 bool check_thresholds(const std::vector<analysis::Threshold>& thresholds,
-                      const core::RunResult& run);
-
-// Sweep: checks every threshold against each level's median run; a threshold fails when it fails
-// at any level, and its line names the first such level (and how many others). True when all
-// passed.
-bool check_thresholds(const std::vector<analysis::Threshold>& thresholds,
-                      const std::vector<report::Repeated>& levels);
+                      const std::vector<report::LevelFigures>& levels, bool name_levels);
 
 }  // namespace knee::cli

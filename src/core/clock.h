@@ -19,6 +19,14 @@ class ClockSource {
  public:
   virtual ~ClockSource() = default;
   virtual TimePoint now() const = 0;
+  // How long, in real time, a loop that has nothing to do before `deadline` should block in
+  // epoll (>= 0). The real clock answers deadline - now(); a test's fake clock answers at most a
+  // millisecond, so its loop notices soon when the test moves fake time on, and a 10 s timeout is
+  // tested in microseconds of real time.
+  virtual Nanos blocking_time(TimePoint deadline) const {
+    const Nanos left = deadline - now();
+    return left.count() > 0 ? left : Nanos(0);
+  }
 };
 
 // The real clock: steady_clock::now().

@@ -66,7 +66,9 @@ void RunStats::merge(const RunStats& other) {
   late += other.late;
   max_backlog += other.max_backlog;  // per-worker maxima add up: an upper bound of the total
   in_system_ns += other.in_system_ns;
+  scheduled += other.scheduled;
   sent += other.sent;
+  never_sent += other.never_sent;
   completed += other.completed;
   aborted += other.aborted;
   reconnects += other.reconnects;

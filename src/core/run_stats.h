@@ -3,10 +3,13 @@
 // and the client's own CPU time. Each worker owns one and the run folds them with merge()
 // (wrk2's per-thread histograms folded with hdr_add; LevelDB's Stats::Merge).
 //
-// Accounting invariant (checked by tests): every request of the measured phase is exactly one
-// of completed (a full response arrived, any status), failed (a request failure kind below), or
-// aborted (still unfinished, or in open loop never sent, when the run's grace period ended):
-//   sent == completed + request_failures() + aborted.
+// Accounting invariants (checked by tests), for the measured phase and, separately, for warm-up:
+//   open loop:  scheduled == sent + never_sent
+//   both loops: sent == completed + request_failures() + aborted
+// scheduled: requests whose intended send time fell in the phase (open loop only); sent: those
+// whose write to a socket began; never_sent: scheduled but still waiting for a connection when
+// the grace period ended; completed: a full response arrived (any status); failed: a request
+// failure kind below; aborted: written but unfinished when the grace period ended.
 // A request belongs to the measured phase by its send time in closed loop and by its intended
 // send time in open loop.
 // Connect failures are counted in errors but are not requests: no request was sent.
@@ -57,15 +60,18 @@ struct RunStats {
   // Closed loop: from the actual send. Open loop: from the intended send time, so waiting for a
   // connection or for a late client counts (no coordinated omission).
   Histogram latency_ns;
-  // Open loop only (empty in closed loop, where they equal latency and 0): service time from the
-  // actual send to the response, and send lag = actual send - intended send, ns.
+  // Service time from the actual send to the response, and send lag = actual send - intended
+  // send, ns. Recorded in both loops; in closed loop they are the latency and 0, so only the
+  // open loop reports them.
   Histogram service_time_ns;
   Histogram send_lag_ns;
   // How late the worker's event loop woke after the deadline it asked for, ns (both modes).
   Histogram loop_lag_ns;
-  uint64_t sent = 0;             // requests whose first byte was written in the measured phase
-  uint64_t completed = 0;        // full responses received for them, any status
-  uint64_t aborted = 0;          // still unfinished when the grace period ended
+  uint64_t scheduled = 0;        // open loop: intended send times in the measured phase
+  uint64_t sent = 0;             // measured requests whose write to a socket began
+  uint64_t never_sent = 0;       // open loop: scheduled, still waiting for a connection at the end
+  uint64_t completed = 0;        // full responses received for sent requests, any status
+  uint64_t aborted = 0;          // sent, still unfinished when the grace period ended
   uint64_t reconnects = 0;       // new connections opened after the first one per slot
   uint64_t warmup_requests = 0;  // completed during warm-up, discarded from every figure
   std::array<uint64_t, static_cast<size_t>(ErrorKind::kCount)> errors{};
@@ -84,9 +90,9 @@ struct RunStats {
   // wall time, 0..1 (max over workers): how much of a core it asked for. At 0.9 or more the
   // client, not the server, set the pace (it was busy, or another process held its CPU).
   double max_thread_cpu_demand = 0;
-  // Open loop: measured requests sent before the measured phase ended (for the achieved rate),
-  // those sent more than 1 ms after their intended time, and the largest number of requests due
-  // but waiting for a connection.
+  // Measured requests sent before the measured phase ended (open loop: the achieved rate), those
+  // sent more than 1 ms after their intended time, and the largest number of requests due but
+  // waiting for a connection (open loop).
   uint64_t sent_in_phase = 0;
   // Successful responses that completed inside the measured phase, whenever they were sent: the
   // open loop's throughput (an overloaded server completes fewer than were offered).
@@ -132,10 +138,12 @@ struct LatencyInterval {
 struct RunResult {
   RunStats stats;
   double target_rate_rps = 0;  // open loop: the arrival rate asked for; 0 in closed loop
-  int concurrency = 0;         // closed loop: N connections kept busy; open loop: max connections
-  int threads = 0;             // worker threads
-  double duration_s = 0;       // the measured phase, seconds
-  bool interrupted = false;    // ended early by the user
+  // Closed loop: N, the connections kept busy (the concurrency). Open loop: the pool's cap, the
+  // most connections it could open.
+  int connections = 0;
+  int threads = 0;           // worker threads
+  double duration_s = 0;     // the measured phase, seconds
+  bool interrupted = false;  // ended early by the user
   // The host's resources over the measured phase, when they were sampled (probes/use.h).
   std::optional<ResourceUse> use;
   // Wall-clock time of the measured phase's start, seconds since the Unix epoch.
@@ -154,7 +162,7 @@ struct RunResult {
            duration_s;
   }
   // Little's law N = X * R with R the mean latency: the concurrency the measurement implies
-  // (Little 1961). In a closed loop it should equal `concurrency`.
+  // (Little 1961). In a closed loop it should equal `connections`.
   double littles_n() const {
     return stats.latency_ns.count() == 0 ? 0.0 : throughput_rps() * stats.latency_ns.mean() / 1e9;
   }
@@ -167,12 +175,12 @@ struct RunResult {
   // to the target for uniform arrivals; Poisson arrivals vary around it (a 1 s phase at
   // 100 req/s schedules 100 +- 10).
   double scheduled_rate_rps() const {
-    return duration_s > 0 ? static_cast<double>(stats.sent) / duration_s : 0.0;
+    return duration_s > 0 ? static_cast<double>(stats.scheduled) / duration_s : 0.0;
   }
   // Open loop: the client sent at least 99 % of the requests the schedule asked for within the
   // phase (it kept up; otherwise the server was not offered the target rate).
   bool kept_schedule() const {
-    return static_cast<double>(stats.sent_in_phase) >= 0.99 * static_cast<double>(stats.sent);
+    return static_cast<double>(stats.sent_in_phase) >= 0.99 * static_cast<double>(stats.scheduled);
   }
   // Mean number of requests in the system (waiting for a connection or in flight) over the
   // measured phase: Little's L measured directly, to compare with X * mean R.

@@ -15,8 +15,28 @@ std::string errno_name(int err) {
 }
 
 Status Status::from_errno(std::string_view operation, int err) {
-  return Status(Code::kIoError,
-                fmt::format("{}: {} ({})", operation, std::strerror(err), errno_name(err)));
+  Status s(Code::kIoError,
+           fmt::format("{}: {} ({})", operation, std::strerror(err), errno_name(err)));
+  s.os_error_ = err;
+  return s;
+}
+
+Status Status::with_context(std::string_view context) const {
+  Status s = *this;
+  s.message_ = fmt::format("{}: {}", context, message_);
+  return s;
+}
+
+Status Status::with_code(Code code) const {
+  Status s = *this;
+  s.code_ = code;
+  return s;
+}
+
+Status Status::with_field(std::string field) const {
+  Status s = *this;
+  s.field_ = std::move(field);
+  return s;
 }
 
 }  // namespace knee::core

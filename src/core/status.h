@@ -3,6 +3,11 @@
 //
 // A Status is either ok or carries a Code and a message that names the operation, the input and,
 // where there is one, the OS error ("connect 127.0.0.1:9: Connection refused (ECONNREFUSED)").
+// Beside the text it keeps, as values, the errno of an OS failure (os_error(), 0 when none) and,
+// for bad input, the name of the option field that was wrong (field(), e.g. "connections"), so
+// callers branch on values and map fields to their own words (cli/ maps "connections" to
+// "-c/--connections", a scenario to "c="), never on the text. message() is the text without the
+// field; what() is "<field>: <message>" (the message alone without a field).
 // Broken invariants are asserts, not Statuses. Values are cheap to move; not thread-safe to share
 // mutably, like any value type.
 #pragma once
@@ -31,22 +36,46 @@ class Status {
   static Status invalid_argument(std::string msg) {
     return {Code::kInvalidArgument, std::move(msg)};
   }
+  // Bad input in one named option field ("connections", "rate_rps"): what() reads
+  // "<field>: <msg>".
+  static Status invalid_field(std::string field, std::string msg) {
+    Status s(Code::kInvalidArgument, std::move(msg));
+    s.field_ = std::move(field);
+    return s;
+  }
   static Status io_error(std::string msg) { return {Code::kIoError, std::move(msg)}; }
   static Status unavailable(std::string msg) { return {Code::kUnavailable, std::move(msg)}; }
   static Status parse_error(std::string msg) { return {Code::kParseError, std::move(msg)}; }
   static Status internal(std::string msg) { return {Code::kInternal, std::move(msg)}; }
-  // An OS failure: "<operation>: <strerror> (<ERRNO NAME>)", Code kIoError.
+  // An OS failure: "<operation>: <strerror> (<ERRNO NAME>)", Code kIoError, os_error() = err.
   static Status from_errno(std::string_view operation, int err);
 
   bool is_ok() const { return code_ == Code::kOk; }
   explicit operator bool() const { return is_ok(); }
   Code code() const { return code_; }
+  // The text, without the field name.
   const std::string& message() const { return message_; }
+  // The errno of an OS failure, 0 when the failure did not come from the OS.
+  int os_error() const { return os_error_; }
+  // The option field that was wrong (invalid_field), empty otherwise.
+  const std::string& field() const { return field_; }
+  // "<field>: <message>", or the message when there is no field: the line to show a person.
+  std::string what() const { return field_.empty() ? message_ : field_ + ": " + message_; }
+
+  // The same failure with `context` in front of the message ("scenario fast: ..."); code, errno
+  // and field are kept.
+  Status with_context(std::string_view context) const;
+  // The same failure with another code (e.g. an I/O error that means "unreachable").
+  Status with_code(Code code) const;
+  // The same failure with the field replaced (an empty one drops it).
+  Status with_field(std::string field) const;
 
  private:
   Status(Code code, std::string msg) : code_(code), message_(std::move(msg)) {}
   Code code_ = Code::kOk;
   std::string message_;
+  int os_error_ = 0;
+  std::string field_;
 };
 
 // The symbolic name of an errno value ("ECONNREFUSED"), or "E<number>" when unknown.

@@ -8,7 +8,7 @@
 #include <thread>
 #include <vector>
 
-#include "engine/worker.h"
+#include "engine/load_worker.h"
 #include "net/socket.h"
 
 namespace knee::engine {
@@ -17,52 +17,60 @@ using core::Result;
 using core::Status;
 
 Status LoadOptions::validate() const {
-  if (connections < 1) {
-    return Status::invalid_argument(
-        fmt::format("-c/--connections: {} is below 1; give a positive number", connections));
+  if (!open_loop() && connections < 1) {
+    return Status::invalid_field("connections",
+                                 fmt::format("{} is below 1; give a positive number", connections));
   }
-  if (threads < 1 || threads > connections) {
-    return Status::invalid_argument(
-        fmt::format("-t/--threads: {} must be between 1 and the number of connections ({})",
-                    threads, connections));
-  }
-  if (duration.count() <= 0) {
-    return Status::invalid_argument("-d/--duration: must be above 0, e.g. 2s or 500ms");
-  }
-  if (warmup.count() < 0) {
-    return Status::invalid_argument("-w/--warmup: must be 0 or more, e.g. 1s");
-  }
-  if (timeout.count() <= 0) {
-    return Status::invalid_argument("--timeout: must be above 0, e.g. 10s");
-  }
-  rlimit files{};
-  if (getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_max != RLIM_INFINITY &&
-      static_cast<rlim_t>(connections) + 32 > files.rlim_max) {
-    return Status::invalid_argument(fmt::format(
-        "-c/--connections: {} connections need as many file descriptors, but this process may "
-        "open at most {} (ulimit -Hn); lower -c or raise the limit",
-        connections, files.rlim_max));
+  if (max_connections && *max_connections < 1) {
+    return Status::invalid_field(
+        "max_connections", fmt::format("{} is below 1; give a positive number", *max_connections));
   }
   if (rate_rps && !(*rate_rps > 0 && *rate_rps <= kMaxRateRps)) {
-    return Status::invalid_argument(
-        "-r/--rate: must be a number of requests per second above 0 and at most 1e6");
+    return Status::invalid_field("rate_rps",
+                                 "must be a number of requests per second above 0 and at most 1e6");
+  }
+  const int slots = connection_slots();
+  if (threads < 1 || threads > slots) {
+    return Status::invalid_field(
+        "threads",
+        fmt::format("{} must be between 1 and the number of connections ({})", threads, slots));
+  }
+  if (duration.count() <= 0) {
+    return Status::invalid_field("duration", "must be above 0, e.g. 2s or 500ms");
+  }
+  if (warmup.count() < 0) return Status::invalid_field("warmup", "must be 0 or more, e.g. 1s");
+  if (timeout.count() <= 0) return Status::invalid_field("timeout", "must be above 0, e.g. 10s");
+  rlimit files{};
+  if (getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_max != RLIM_INFINITY &&
+      static_cast<rlim_t>(slots) + 32 > files.rlim_max) {
+    return Status::invalid_field(
+        open_loop() ? "max_connections" : "connections",
+        fmt::format("{} connections need as many file descriptors, but this process may open at "
+                    "most {} (ulimit -Hn); lower it or raise the limit",
+                    slots, files.rlim_max));
   }
   if (spin.count() < 0 || spin > std::chrono::milliseconds(10)) {
-    return Status::invalid_argument("--spin: must be from 0 to 10ms, e.g. 200us");
+    return Status::invalid_field("spin", "must be from 0 to 10ms, e.g. 200us");
   }
   if (spin.count() > 0 && !rate_rps) {
-    return Status::invalid_argument(
-        "--spin: only in open loop (with -r RATE): it busy-polls before intended send times");
+    return Status::invalid_field(
+        "spin", "only in open loop (with -r RATE): it busy-polls before intended send times");
   }
   if (request.url.scheme != "http") {
-    return Status::invalid_argument(fmt::format(
-        "URL {}: only http:// is supported so far (https is planned)", request.url.to_string()));
+    return Status::invalid_field(
+        "url", fmt::format("{}: only http:// is supported so far (https is planned)",
+                           request.url.to_string()));
   }
   return Status::ok();
 }
 
-int LoadOptions::default_open_loop_connections(double rate_rps) {
+int LoadOptions::default_pool_size(double rate_rps) {
   return static_cast<int>(std::clamp(std::ceil(rate_rps * 0.25), 16.0, 4096.0));
+}
+
+int LoadOptions::connection_slots() const {
+  if (!open_loop()) return connections;
+  return max_connections.value_or(default_pool_size(*rate_rps));
 }
 
 namespace {
@@ -86,13 +94,10 @@ Result<core::RunResult> run_load(const LoadOptions& options, const RunControl& c
 
   const http::Url& url = options.request.url;
   auto address = net::resolve(url.host, url.port);
-  if (!address) {
-    return Status::unavailable(
-        fmt::format("cannot reach {}: {}", url.to_string(), address.status().message()));
-  }
+  if (!address) return address.status().with_context("cannot reach " + url.to_string());
   core::Nanos preflight = std::min<core::Nanos>(options.timeout, std::chrono::seconds(3));
   if (Status s = net::check_reachable(*address, preflight); !s) {
-    return Status::unavailable(fmt::format("cannot reach {}: {}", url.to_string(), s.message()));
+    return s.with_context("cannot reach " + url.to_string());
   }
 
   const core::ClockSource& clock = *control.clock;
@@ -105,16 +110,16 @@ Result<core::RunResult> run_load(const LoadOptions& options, const RunControl& c
       std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 
   raise_fd_limit();
-  std::vector<std::unique_ptr<Worker>> workers;
+  std::vector<std::unique_ptr<LoadWorker>> workers;
   // Live figures, one slot per worker, only when someone displays them.
   std::vector<std::unique_ptr<WorkerLive>> lives;
   uint64_t next_connection = 0;
+  const int slots = options.connection_slots();
   for (int t = 0; t < options.threads; ++t) {
     WorkerConfig cfg;
     cfg.address = *address;
     cfg.request = &request;
-    cfg.connections =
-        options.connections / options.threads + (t < options.connections % options.threads ? 1 : 0);
+    cfg.connections = slots / options.threads + (t < slots % options.threads ? 1 : 0);
     cfg.first_connection = next_connection;
     next_connection += static_cast<uint64_t>(cfg.connections);
     cfg.timeout = options.timeout;
@@ -130,7 +135,7 @@ Result<core::RunResult> run_load(const LoadOptions& options, const RunControl& c
     if (options.rate_rps) {
       cfg.schedule.emplace(options.arrival, *options.rate_rps, options.seed, t, options.threads);
     }
-    workers.push_back(std::make_unique<Worker>(std::move(cfg)));
+    workers.push_back(std::make_unique<LoadWorker>(std::move(cfg)));
   }
 
   std::vector<Status> outcomes(workers.size());
@@ -187,7 +192,7 @@ Result<core::RunResult> run_load(const LoadOptions& options, const RunControl& c
   }  // joins
 
   core::RunResult result;
-  result.concurrency = options.connections;
+  result.connections = slots;
   result.target_rate_rps = options.rate_rps.value_or(0.0);
   result.measure_start_epoch_s =
       start_epoch_s + std::chrono::duration<double>(options.warmup).count();
@@ -195,7 +200,7 @@ Result<core::RunResult> run_load(const LoadOptions& options, const RunControl& c
   result.duration_s = std::chrono::duration<double>(options.duration).count();
   for (size_t t = 0; t < workers.size(); ++t) {
     if (!outcomes[t]) return outcomes[t];
-    result.stats.merge(workers[t]->stats());
+    result.stats.merge(workers[t]->result());
     result.interrupted = result.interrupted || workers[t]->interrupted();
   }
   if (options.interval.count() > 0) {

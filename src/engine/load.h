@@ -36,9 +36,9 @@ namespace knee::engine {
 inline constexpr double kMaxRateRps = 1e6;
 
 struct LoadOptions {
-  http::RequestSpec request;                       // target URL, method, headers, body
-  int connections = 10;                            // N: concurrent connections, >= 1
-  int threads = 1;                                 // worker threads, 1..connections
+  http::RequestSpec request;  // target URL, method, headers, body
+  int connections = 10;       // closed loop: N, the concurrent connections, >= 1
+  int threads = 1;            // worker threads, 1..connection_slots()
   core::Nanos duration = std::chrono::seconds(2);  // measured phase, > 0
   core::Nanos warmup = std::chrono::seconds(1);    // discarded phase, >= 0
   core::Nanos timeout = std::chrono::seconds(10);  // per request, > 0
@@ -46,6 +46,8 @@ struct LoadOptions {
   // Open loop when set: arrivals/s, in (0, kMaxRateRps]. Every due arrival is held until sent,
   // so a rate no client can send would only fill memory.
   std::optional<double> rate_rps;
+  // Open loop: the most connections the pool may open, >= 1; nullopt: default_pool_size(rate).
+  std::optional<int> max_connections;
   Arrival arrival = Arrival::kUniform;  // open loop: spacing of arrivals
   uint64_t seed = 1;                    // open loop: Poisson RNG seed
   core::Nanos interval{0};  // > 0: per-interval latency histograms in RunResult::intervals
@@ -57,11 +59,16 @@ struct LoadOptions {
   core::Nanos spin{0};
 
   // Open loop's default pool: enough connections for the rate at up to 250 ms of latency,
-  // between 16 and 4096 (Little: N = X * R).
-  static int default_open_loop_connections(double rate_rps);
+  // between 16 and 4096 (Little: N = X * R). The only place this default is computed.
+  static int default_pool_size(double rate_rps);
 
+  bool open_loop() const { return rate_rps.has_value(); }
+  // Connection slots the run uses: closed loop `connections`; open loop the pool's cap.
+  int connection_slots() const;
   core::Nanos grace_or_default() const { return grace.value_or(timeout); }
-  // The first invalid field as a message naming the flag, or ok.
+  // The first invalid field, or ok. Errors: kInvalidArgument with field() one of
+  // "connections", "max_connections", "threads", "duration", "warmup", "timeout", "rate_rps",
+  // "spin", "url" (callers name it in their own words: a flag, a scenario key).
   core::Status validate() const;
 };
 
@@ -81,7 +88,7 @@ struct RunControl {
   core::Nanos progress_every = std::chrono::milliseconds(250);
 };
 
-// Runs one closed-loop load test. Errors: kInvalidArgument for bad options (scheme https, bad
+// Runs one load test. Errors: kInvalidArgument for bad options (scheme https, bad
 // method), kUnavailable when the target cannot be resolved or connected to before the run
 // (the message names the URL and the OS error), kIoError when the OS refuses epoll or threads.
 // Failures during the run are counted in RunStats, never returned.

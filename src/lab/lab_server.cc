@@ -8,7 +8,7 @@
 #include <cerrno>
 #include <system_error>
 
-#include "lab/worker.h"
+#include "lab/server_worker.h"
 
 namespace knee::lab {
 
@@ -90,7 +90,7 @@ Result<std::unique_ptr<LabServer>> LabServer::start(const ServerOptions& options
   shared.workers = options.threads;
   shared.counters = std::make_unique<WorkerCounters[]>(static_cast<size_t>(options.threads));
   for (int i = 0; i < options.threads; ++i) {
-    auto worker = Worker::create(shared, i, std::move(listeners[static_cast<size_t>(i)]));
+    auto worker = ServerWorker::create(shared, i, std::move(listeners[static_cast<size_t>(i)]));
     if (!worker) {
       server->joined_ = true;  // no thread started yet
       return worker.status();

@@ -51,7 +51,7 @@ struct ServerOptions {
   core::Nanos drain_timeout = std::chrono::seconds(5);
 };
 
-class Worker;
+class ServerWorker;
 struct ServerShared;
 
 class LabServer {
@@ -83,7 +83,7 @@ class LabServer {
 
   std::unique_ptr<ServerShared> shared_;
   net::SocketAddress address_;
-  std::vector<std::unique_ptr<Worker>> workers_;
+  std::vector<std::unique_ptr<ServerWorker>> workers_;
   std::vector<std::thread> threads_;
   std::vector<char> clean_;  // per worker: 1 after a clean exit, set by its thread
   bool joined_ = false;

@@ -3,6 +3,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <limits>
 
@@ -51,16 +52,16 @@ Status EventLoop::modify(int fd, uint32_t events, uint64_t tag) {
 
 void EventLoop::remove(int fd) { ::epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, fd, nullptr); }
 
-Result<int> EventLoop::wait(std::span<epoll_event> out, std::optional<core::TimePoint> deadline) {
+Result<int> EventLoop::wait(std::span<epoll_event> out, std::optional<core::Nanos> timeout) {
   timespec ts{};
-  timespec* timeout = nullptr;
-  if (deadline) {
-    int64_t ns = std::max<int64_t>(0, core::elapsed_ns(core::Clock::now(), *deadline));
+  timespec* limit = nullptr;
+  if (timeout) {
+    const int64_t ns = std::max<int64_t>(0, timeout->count());
     ts.tv_sec = static_cast<time_t>(ns / 1'000'000'000);
     ts.tv_nsec = static_cast<long>(ns % 1'000'000'000);
-    timeout = &ts;
+    limit = &ts;
   }
-  int n = ::epoll_pwait2(epoll_.get(), out.data(), static_cast<int>(out.size()), timeout, nullptr);
+  int n = ::epoll_pwait2(epoll_.get(), out.data(), static_cast<int>(out.size()), limit, nullptr);
   if (n < 0) {
     if (errno == EINTR) return 0;
     return Status::from_errno("epoll_pwait2", errno);

@@ -2,8 +2,14 @@
 // instance, with nanosecond wait deadlines (epoll_pwait2) and a wake-up from other threads.
 //
 // The loop has no callbacks: its owner registers fds with a 64-bit tag of its choosing, calls
-// wait() with the deadline of its own nearest timer (see TimerHeap), and dispatches the returned
-// events by tag. This keeps every queue visible in the owner's code, which is what knee measures.
+// wait() with the time left until its own nearest timer (see TimerHeap; the owner reads its own
+// clock, so a test's fake clock drives the loop too), and dispatches the returned events by tag.
+// This keeps every queue visible in the owner's code, which is what knee measures.
+//
+// Tags: EventTag packs a connection slot and the slot's generation. A slot's generation changes
+// whenever its connection closes, so an event that was already returned for an old connection
+// (a later entry of the same wait() batch) is recognised as stale and ignored, and a timer entry
+// carrying the tag likewise.
 //
 // Ownership: the loop owns its epoll fd and wake-up eventfd, never the registered fds.
 // Thread-safety: one thread calls add/modify/remove/wait; any thread may call wake().
@@ -24,6 +30,20 @@
 
 namespace knee::net {
 
+// (slot, generation) in one 64-bit epoll tag. Slots above kMaxSlot are reserved for the owner's
+// own fixed tags (a listener) and for the loop's wake-up.
+struct EventTag {
+  static constexpr uint32_t kMaxSlot = 0xffff'fff0u;
+  uint32_t slot = 0;
+  uint32_t generation = 0;
+
+  uint64_t value() const { return (uint64_t{generation} << 32) | uint64_t{slot}; }
+  static EventTag of(uint64_t v) {
+    return EventTag{static_cast<uint32_t>(v & 0xffff'ffffu), static_cast<uint32_t>(v >> 32)};
+  }
+  bool operator==(const EventTag&) const = default;
+};
+
 class EventLoop {
  public:
   // Creates the epoll instance and the wake-up eventfd. Errors: kIoError naming the call.
@@ -38,10 +58,10 @@ class EventLoop {
   // Unregisters fd (closing it also does). Never fails visibly.
   void remove(int fd);
 
-  // Waits until an fd is ready, wake() is called, or `deadline` passes (nullopt: no deadline; a
-  // deadline in the past only polls). Fills `out` and returns how many events it holds; wake-ups
-  // are consumed here and not returned. Errors: kIoError from epoll (EINTR returns 0).
-  core::Result<int> wait(std::span<epoll_event> out, std::optional<core::TimePoint> deadline);
+  // Waits until an fd is ready, wake() is called, or `timeout` has passed (nullopt: no limit; 0
+  // only polls). Fills `out` and returns how many events it holds; wake-ups are consumed here
+  // and not returned. Errors: kIoError from epoll (EINTR returns 0).
+  core::Result<int> wait(std::span<epoll_event> out, std::optional<core::Nanos> timeout);
 
   // Makes a wait() in progress (or the next one) return early. Safe from any thread.
   void wake();

@@ -8,6 +8,7 @@
 #include <poll.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -67,10 +68,23 @@ Result<SocketAddress> resolve(const std::string& host, int port) {
 
 namespace {
 
-Result<Fd> new_socket(int family) {
-  int fd = ::socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+Result<Fd> new_socket(int family, Blocking blocking) {
+  const int flags = SOCK_STREAM | SOCK_CLOEXEC | (blocking == Blocking::kNo ? SOCK_NONBLOCK : 0);
+  int fd = ::socket(family, flags, 0);
   if (fd < 0) return Status::from_errno("socket", errno);
   return Fd(fd);
+}
+
+}  // namespace
+
+SocketAddress loopback_v4(int port) {
+  SocketAddress out;
+  auto* in = reinterpret_cast<sockaddr_in*>(&out.storage);
+  in->sin_family = AF_INET;
+  in->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  in->sin_port = htons(static_cast<uint16_t>(port));
+  out.length = sizeof(sockaddr_in);
+  return out;
 }
 
 void set_nodelay(int fd) {
@@ -78,15 +92,25 @@ void set_nodelay(int fd) {
   ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 }
 
-}  // namespace
+void set_io_timeouts(int fd, core::Nanos timeout) {
+  const int64_t us = std::max<int64_t>(1, timeout.count() / 1000);
+  const timeval tv{static_cast<time_t>(us / 1'000'000), static_cast<suseconds_t>(us % 1'000'000)};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+}
 
-Result<Fd> connect_nonblocking(const SocketAddress& addr) {
-  auto sock = new_socket(addr.family());
+void set_linger_reset(int fd) {
+  const linger reset{1, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_LINGER, &reset, sizeof reset);
+}
+
+Result<Fd> connect_tcp(const SocketAddress& addr, Blocking blocking) {
+  auto sock = new_socket(addr.family(), blocking);
   if (!sock) return sock.status();
   Fd fd = std::move(sock).value();
   set_nodelay(fd.get());
   if (::connect(fd.get(), reinterpret_cast<const sockaddr*>(&addr.storage), addr.length) != 0 &&
-      errno != EINPROGRESS) {
+      !(blocking == Blocking::kNo && errno == EINPROGRESS)) {
     return Status::from_errno("connect " + addr.to_string(), errno);
   }
   return fd;
@@ -100,21 +124,22 @@ int connect_error(int fd) {
 }
 
 Status check_reachable(const SocketAddress& addr, core::Nanos timeout) {
-  auto fd = connect_nonblocking(addr);
-  if (!fd) return Status::unavailable(fd.status().message());
+  auto fd = connect_tcp(addr);
+  if (!fd) return fd.status().with_code(Status::Code::kUnavailable);
   pollfd p{fd->get(), POLLOUT, 0};
   int ms = static_cast<int>(std::max<int64_t>(1, timeout.count() / 1'000'000));
   int rc = ::poll(&p, 1, ms);
   if (rc == 0) return Status::unavailable("connect " + addr.to_string() + ": timed out");
   int err = rc < 0 ? errno : connect_error(fd->get());
   if (err != 0) {
-    return Status::unavailable(Status::from_errno("connect " + addr.to_string(), err).message());
+    return Status::from_errno("connect " + addr.to_string(), err)
+        .with_code(Status::Code::kUnavailable);
   }
   return Status::ok();
 }
 
-Result<Fd> listen_tcp(const SocketAddress& addr, bool reuse_port, int backlog) {
-  auto sock = new_socket(addr.family());
+Result<Fd> listen_tcp(const SocketAddress& addr, bool reuse_port, int backlog, Blocking blocking) {
+  auto sock = new_socket(addr.family(), blocking);
   if (!sock) return sock.status();
   Fd fd = std::move(sock).value();
   int one = 1;
@@ -127,6 +152,15 @@ Result<Fd> listen_tcp(const SocketAddress& addr, bool reuse_port, int backlog) {
     return Status::from_errno("listen " + addr.to_string(), errno);
   }
   return fd;
+}
+
+Result<Fd> accept_tcp(int listener, Blocking blocking) {
+  const int flags = SOCK_CLOEXEC | (blocking == Blocking::kNo ? SOCK_NONBLOCK : 0);
+  while (true) {
+    const int fd = ::accept4(listener, nullptr, nullptr, flags);
+    if (fd >= 0) return Fd(fd);
+    if (errno != EINTR) return Status::from_errno("accept", errno);
+  }
 }
 
 Result<SocketAddress> local_address(int fd) {

@@ -1,8 +1,10 @@
-// TCP sockets for the load engine and the lab server: address resolution, non-blocking connect,
-// listening sockets, and an RAII file descriptor.
+// TCP sockets for the load engine, the lab server and the ladder: address resolution, connect,
+// listen and accept (non-blocking by default, blocking where one operation at a time is the
+// point), the socket options knee sets, and an RAII file descriptor.
 //
 // Every function returns failures as Status values naming the operation, the address and the OS
-// error; none throws. Thread-safety: functions are reentrant; an Fd belongs to one owner.
+// error (Status::os_error() holds the errno); none throws. Thread-safety: functions are
+// reentrant; an Fd belongs to one owner.
 #pragma once
 
 #include <netinet/in.h>
@@ -50,15 +52,22 @@ struct SocketAddress {
   std::string to_string() const;
 };
 
+// 127.0.0.1:port (0: an ephemeral port when bound).
+SocketAddress loopback_v4(int port);
+
 // Resolves host (a name, IPv4 literal, or IPv6 literal without brackets) and port with
 // getaddrinfo; returns the first address. Blocking: call before a run, never in a loop.
 // Errors: kUnavailable with the resolver's message.
 core::Result<SocketAddress> resolve(const std::string& host, int port);
 
-// Creates a non-blocking TCP socket with TCP_NODELAY and starts connecting to addr. The connect
-// is usually still in progress on return: wait for writability, then call connect_error().
-// Errors: kIoError (socket creation) or, for an immediate failure, the connect errno.
-core::Result<Fd> connect_nonblocking(const SocketAddress& addr);
+// Whether a socket's calls block.
+enum class Blocking : uint8_t { kNo, kYes };
+
+// Creates a TCP socket with TCP_NODELAY and connects it to addr. Non-blocking (the default):
+// the connect is usually still in progress on return; wait for writability, then call
+// connect_error() (or Transport::finish_connect()). Blocking: returns connected.
+// Errors: kIoError (socket creation) or the connect errno ("connect ADDR: ...").
+core::Result<Fd> connect_tcp(const SocketAddress& addr, Blocking blocking = Blocking::kNo);
 
 // The pending error of a non-blocking connect (SO_ERROR): 0 once connected, else an errno.
 int connect_error(int fd);
@@ -67,11 +76,24 @@ int connect_error(int fd);
 // target is reachable. Errors: kUnavailable "connect ADDR: <strerror> (<ERRNO>)".
 core::Status check_reachable(const SocketAddress& addr, core::Nanos timeout);
 
-// A non-blocking listening TCP socket on addr (SO_REUSEADDR; SO_REUSEPORT when reuse_port, so
-// several event loops can each own a listener on one port). Port 0 picks an ephemeral port.
-core::Result<Fd> listen_tcp(const SocketAddress& addr, bool reuse_port, int backlog);
+// A listening TCP socket on addr (SO_REUSEADDR; SO_REUSEPORT when reuse_port, so several event
+// loops can each own a listener on one port). Port 0 picks an ephemeral port.
+core::Result<Fd> listen_tcp(const SocketAddress& addr, bool reuse_port, int backlog,
+                            Blocking blocking = Blocking::kNo);
+
+// Accepts one connection (accept4). Errors: kIoError with the errno (EAGAIN on a non-blocking
+// listener with nothing pending).
+core::Result<Fd> accept_tcp(int listener, Blocking blocking = Blocking::kNo);
 
 // The address a socket is bound to (getsockname): learn the port chosen for port 0.
 core::Result<SocketAddress> local_address(int fd);
+
+// Socket options. Failures are ignored: each is an optimisation or a bound, not a requirement.
+// TCP_NODELAY: small writes go out at once (no Nagle wait for the ACK of the previous one).
+void set_nodelay(int fd);
+// SO_SNDTIMEO and SO_RCVTIMEO: a blocking call gives up (EAGAIN) after `timeout`.
+void set_io_timeouts(int fd, core::Nanos timeout);
+// SO_LINGER 0: close() sends a reset, leaving no TIME_WAIT behind.
+void set_linger_reset(int fd);
 
 }  // namespace knee::net

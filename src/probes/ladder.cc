@@ -15,6 +15,8 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "probes/use.h"
+
 namespace knee::probes {
 namespace {
 
@@ -248,6 +250,69 @@ Result<std::vector<Rung>> run_inprocess(const LadderOptions& options) {
                               "cached by the C library"));
   }
   return rungs;
+}
+
+Result<LadderRun> run_ladder(const FsReader& fs, LadderOptions options,
+                             const std::vector<std::string>& groups,
+                             const std::function<void(const char*)>& on_group) {
+  const auto wants = [&](const char* g) {
+    return std::find(groups.begin(), groups.end(), g) != groups.end();
+  };
+  const auto say = [&](const char* what) {
+    if (on_group) on_group(what);
+  };
+  if (wants("disk")) {
+    if (Result<DiskTarget> t = describe_dir(fs, options.dir); !t) return t.status();
+  }
+  LadderRun run;
+  run.host = read_host_context(fs);
+  run.clock = measure_clock();
+  options.timing.target_sample_ns = run.clock.target_sample_ns;
+  run.warnings = run.host.warnings;
+  const UseSnapshot mem = take_snapshot(fs, std::nullopt, core::Clock::now());
+  if (mem.mem_available_bytes) {
+    const int64_t quarter = static_cast<int64_t>(*mem.mem_available_bytes / 4);
+    int64_t bytes = options.dram_bytes;
+    while (bytes > quarter && bytes > (int64_t{1} << 20)) bytes /= 2;
+    if (bytes < options.dram_bytes) {
+      run.warnings.push_back(fmt::format(
+          "the DRAM array is {} MiB, not 1 GiB: only {} MiB of memory is available; below "
+          "the last-level cache size the 'DRAM' rung measures a cache",
+          bytes >> 20, *mem.mem_available_bytes >> 20));
+      options.dram_bytes = bytes;
+    }
+  }
+  if (wants("inprocess")) {
+    say("in-process operations");
+    Result<std::vector<Rung>> r = run_inprocess(options);
+    if (!r) return r.status();
+    run.rungs.insert(run.rungs.end(), r->begin(), r->end());
+  }
+  if (wants("sqlite")) {
+    say("SQLite reads");
+    Result<SqliteLadder> r = run_sqlite(options);
+    if (!r) return r.status();
+    run.rungs.insert(run.rungs.end(), r->rungs.begin(), r->rungs.end());
+    run.sqlite = std::move(*r);
+  }
+  if (wants("disk")) {
+    say("durable writes");
+    Result<DiskLadder> r = run_disk(fs, options);
+    if (!r) return r.status();
+    run.rungs.insert(run.rungs.end(), r->rungs.begin(), r->rungs.end());
+    run.warnings.insert(run.warnings.end(), r->target.warnings.begin(), r->target.warnings.end());
+    run.disk = std::move(*r);
+  }
+  if (wants("loopback")) {
+    say("loopback TCP");
+    Result<std::vector<Rung>> r = run_loopback(options);
+    if (!r) return r.status();
+    run.rungs.insert(run.rungs.end(), r->begin(), r->end());
+  }
+  std::stable_sort(run.rungs.begin(), run.rungs.end(),
+                   [](const Rung& a, const Rung& b) { return a.median_ns < b.median_ns; });
+  run.options = std::move(options);
+  return run;
 }
 
 }  // namespace knee::probes

@@ -25,12 +25,15 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "core/clock.h"
 #include "core/status.h"
 #include "probes/fs_reader.h"
+#include "probes/host_context.h"
 #include "probes/ladder_timing.h"
 
 namespace knee::probes {
@@ -156,5 +159,29 @@ core::Result<DiskLadder> run_disk(const FsReader& fs, const LadderOptions& optio
 // port; every socket has 2 s send/receive timeouts so nothing can hang. Errors: kIoError naming the
 // socket call and the OS error.
 core::Result<std::vector<Rung>> run_loopback(const LadderOptions& options);
+
+// The measured groups of rungs, in the order kLadderGroups names them (the network floor is
+// computed, not measured: analysis/network_floor.h).
+inline constexpr const char* kLadderGroups[] = {"inprocess", "sqlite", "disk", "loopback"};
+
+// Everything one ladder measured, with the context that makes it true.
+struct LadderRun {
+  HostContext host;
+  ClockInfo clock;
+  LadderOptions options;    // as used: batching from the clock, the DRAM array capped
+  std::vector<Rung> rungs;  // every measured rung, sorted by median
+  std::optional<SqliteLadder> sqlite;
+  std::optional<DiskLadder> disk;
+  std::vector<std::string> warnings;  // the host's, the memory cap's, then the disk's
+};
+
+// Measures the clock, then the `groups` asked for (names of kLadderGroups) in that order;
+// `on_group` (optional) is told each group's words before it runs ("SQLite reads"). The DRAM
+// array is capped at a quarter of the memory available (a power of two, at least 1 MiB), so a
+// small VM is not pushed into the OOM killer by a measurement; the cap is warned about. The disk
+// group's directory is checked first, so a wrong one costs nothing. Errors: those of the groups.
+core::Result<LadderRun> run_ladder(const FsReader& fs, LadderOptions options,
+                                   const std::vector<std::string>& groups,
+                                   const std::function<void(const char*)>& on_group = {});
 
 }  // namespace knee::probes

@@ -1,17 +1,14 @@
 // The loopback TCP rungs of the latency ladder: a ping-pong round trip and a connection set-up, on
 // 127.0.0.1 with plain blocking sockets (no event loop: one operation at a time is the point).
-#include <arpa/inet.h>
 #include <fmt/format.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <sys/socket.h>
-#include <unistd.h>
 
 #include <array>
-#include <cerrno>
 #include <cstring>
 #include <thread>
 
+#include "net/socket.h"
+#include "net/transport.h"
 #include "probes/ladder.h"
 
 namespace knee::probes {
@@ -21,112 +18,32 @@ using core::Result;
 using core::Status;
 
 constexpr size_t kMessageBytes = 16;
+constexpr auto kSocketTimeout = std::chrono::seconds(2);  // nothing here can hang
 
-Status os_error(std::string_view what) {
-  return Status::io_error(
-      fmt::format("{}: {} ({})", what, std::strerror(errno), core::errno_name(errno)));
-}
-
-// A file descriptor closed on destruction.
-class Fd {
- public:
-  explicit Fd(int fd = -1) : fd_(fd) {}
-  Fd(Fd&& o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
-  Fd& operator=(Fd&& o) noexcept {
-    if (this != &o) {
-      reset();
-      fd_ = o.fd_;
-      o.fd_ = -1;
-    }
-    return *this;
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  ~Fd() { reset(); }
-  int get() const { return fd_; }
-  void reset() {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
-  }
-
- private:
-  int fd_;
-};
-
-void set_timeouts(int fd) {
-  const timeval two_seconds{2, 0};
-  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &two_seconds, sizeof two_seconds);
-  ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &two_seconds, sizeof two_seconds);
-}
-
-void set_nodelay(int fd) {
-  const int one = 1;
-  ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-}
-
-// A listening socket on 127.0.0.1, ephemeral port; `addr` receives its address.
-Result<Fd> listen_loopback(sockaddr_in& addr) {
-  Fd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  if (fd.get() < 0) return os_error("socket");
-  set_timeouts(fd.get());
-  addr = {};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  if (::bind(fd.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
-    return os_error("bind 127.0.0.1:0");
-  }
-  if (::listen(fd.get(), 128) != 0) return os_error("listen 127.0.0.1");
-  socklen_t len = sizeof addr;
-  if (::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-    return os_error("getsockname");
-  }
+// A blocking listening socket on 127.0.0.1, ephemeral port; `addr` receives its address.
+Result<net::Fd> listen_loopback(net::SocketAddress& addr) {
+  auto fd = net::listen_tcp(net::loopback_v4(0), /*reuse_port=*/false, 128, net::Blocking::kYes);
+  if (!fd) return fd.status();
+  net::set_io_timeouts(fd->get(), kSocketTimeout);
+  auto bound = net::local_address(fd->get());
+  if (!bound) return bound.status();
+  addr = *bound;
   return fd;
 }
 
-std::string address_text(const sockaddr_in& addr) {
-  return fmt::format("127.0.0.1:{}", ntohs(addr.sin_port));
+Result<net::TcpTransport> connect_to(const net::SocketAddress& addr) {
+  auto fd = net::connect_tcp(addr, net::Blocking::kYes);
+  if (!fd) return fd.status();
+  net::set_io_timeouts(fd->get(), kSocketTimeout);
+  return net::TcpTransport(std::move(fd).value());
 }
 
-Result<Fd> connect_to(const sockaddr_in& addr) {
-  Fd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  if (fd.get() < 0) return os_error("socket");
-  set_timeouts(fd.get());
-  if (::connect(fd.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
-    return os_error("connect " + address_text(addr));
-  }
-  return fd;
-}
-
-// Reads exactly `n` bytes; false on EOF, error or timeout.
-bool read_exactly(int fd, char* buf, size_t n) {
-  size_t got = 0;
-  while (got < n) {
-    const ssize_t r = ::read(fd, buf + got, n - got);
-    if (r > 0) {
-      got += static_cast<size_t>(r);
-    } else if (r < 0 && errno == EINTR) {
-      continue;
-    } else {
-      return false;
-    }
-  }
-  return true;
-}
-
-bool write_all(int fd, const char* buf, size_t n) {
-  size_t sent = 0;
-  while (sent < n) {
-    const ssize_t w = ::write(fd, buf + sent, n - sent);
-    if (w > 0) {
-      sent += static_cast<size_t>(w);
-    } else if (w < 0 && errno == EINTR) {
-      continue;
-    } else {
-      return false;
-    }
-  }
-  return true;
+Result<net::TcpTransport> accept_from(int listener, const net::SocketAddress& addr) {
+  auto fd = net::accept_tcp(listener, net::Blocking::kYes);
+  if (!fd) return Status::from_errno("accept " + addr.to_string(), fd.status().os_error());
+  net::set_io_timeouts(fd->get(), kSocketTimeout);
+  net::set_nodelay(fd->get());
+  return net::TcpTransport(std::move(fd).value());
 }
 
 std::string batch_words(int64_t batch) {
@@ -136,41 +53,34 @@ std::string batch_words(int64_t batch) {
 }
 
 Result<Rung> round_trip(const TimingLimits& limits) {
-  sockaddr_in addr{};
-  Result<Fd> listener = listen_loopback(addr);
+  net::SocketAddress addr;
+  Result<net::Fd> listener = listen_loopback(addr);
   if (!listener) return listener.status();
-  Result<Fd> client = connect_to(addr);
+  Result<net::TcpTransport> client = connect_to(addr);
   if (!client) return client.status();
-  Fd server(::accept4(listener->get(), nullptr, nullptr, SOCK_CLOEXEC));
-  if (server.get() < 0) return os_error("accept " + address_text(addr));
-  set_timeouts(server.get());
-  set_nodelay(server.get());
-  set_nodelay(client->get());
+  Result<net::TcpTransport> server = accept_from(listener->get(), addr);
+  if (!server) return server.status();
   // The echo side: reads a message, writes it back, until the client closes.
-  std::thread echo([fd = server.get()] {
+  std::thread echo([&server] {
     std::array<char, kMessageBytes> buf{};
-    while (read_exactly(fd, buf.data(), buf.size()) && write_all(fd, buf.data(), buf.size())) {
+    while (net::recv_exactly(*server, buf, "echo read") &&
+           net::send_all(*server, std::string_view(buf.data(), buf.size()), "echo write")) {
     }
   });
   std::array<char, kMessageBytes> out{};
   std::array<char, kMessageBytes> in{};
   std::memset(out.data(), 'p', out.size());
-  int first_errno = 0;
+  const std::string what = "ping-pong on " + addr.to_string();
+  Status failure;
   const Samples s = measure(limits, [&](uint64_t) {
-    if (first_errno != 0) return;
-    errno = 0;  // an EOF (read returns 0) sets no errno: a stale one must not name it
-    if (!write_all(client->get(), out.data(), out.size()) ||
-        !read_exactly(client->get(), in.data(), in.size())) {
-      first_errno = errno != 0 ? errno : EPIPE;
-    }
+    if (!failure.is_ok()) return;
+    failure = net::send_all(*client, std::string_view(out.data(), out.size()), what);
+    if (failure.is_ok()) failure = net::recv_exactly(*client, in, what);
     keep(in);
   });
-  ::shutdown(client->get(), SHUT_RDWR);
+  ::shutdown(client->fd(), SHUT_RDWR);
   echo.join();
-  if (first_errno != 0) {
-    errno = first_errno;
-    return os_error("ping-pong on " + address_text(addr));
-  }
+  if (!failure.is_ok()) return failure;
   Rung r = summarise(s, limits.repeats);
   r.group = "loopback";
   r.id = "tcp_round_trip";
@@ -183,26 +93,25 @@ Result<Rung> round_trip(const TimingLimits& limits) {
 }
 
 Result<Rung> connect_accept(const TimingLimits& limits) {
-  sockaddr_in addr{};
-  Result<Fd> listener = listen_loopback(addr);
+  net::SocketAddress addr;
+  Result<net::Fd> listener = listen_loopback(addr);
   if (!listener) return listener.status();
   Status failure;
   const Samples s = measure(limits, [&](uint64_t) {
     if (!failure.is_ok()) return;
-    Result<Fd> client = connect_to(addr);
+    Result<net::TcpTransport> client = connect_to(addr);
     if (!client) {
       failure = client.status();
       return;
     }
-    Fd accepted(::accept4(listener->get(), nullptr, nullptr, SOCK_CLOEXEC));
-    if (accepted.get() < 0) {
-      failure = os_error("accept " + address_text(addr));
+    Result<net::TcpTransport> accepted = accept_from(listener->get(), addr);
+    if (!accepted) {
+      failure = accepted.status();
       return;
     }
     // A reset instead of a FIN: no TIME_WAIT left behind, however many connections are timed.
-    const linger reset{1, 0};
-    ::setsockopt(client->get(), SOL_SOCKET, SO_LINGER, &reset, sizeof reset);
-    keep(accepted.get());
+    net::set_linger_reset(client->fd());
+    keep(accepted->fd());
   });
   if (!failure.is_ok()) return failure;
   Rung r = summarise(s, limits.repeats);

@@ -13,16 +13,16 @@
 // A non-overlap of two small ranges is the conservative reading of "larger than the noise"; it
 // says nothing about significance in the statistical sense.
 //
-// Pure: JSON values in, a Comparison out; no I/O. Thread-safety: plain values.
+// Pure: documents in, a ComparisonDocument (document.h) out; no I/O. Thread-safety: plain
+// values.
 #pragma once
 
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "core/status.h"
-#include "report/model.h"
+#include "report/document.h"
 
 namespace knee::report {
 
@@ -50,11 +50,10 @@ struct CompareSide {
   std::vector<CompareLevel> levels;  // in the file's order
 };
 
-// Reads a `knee run --json` or `knee sweep --json` document. Errors (kInvalidArgument, the
-// message naming `label`): not an object, schema_version missing or newer than this knee reads
-// (1), kind neither "run" nor "sweep", a level without its figures.
-core::Result<CompareSide> compare_side_from_json(const nlohmann::json& doc,
-                                                 const std::string& label);
+// The side of a comparison that a run or sweep document gives. Errors (kInvalidArgument, naming
+// `label`): any other kind of document ("a.json is a latency ladder; `report a.json b.json` needs
+// two run or sweep results").
+core::Result<CompareSide> compare_side(const Document& doc, const std::string& label);
 
 enum class Difference {
   kHigher,      // ranges do not overlap, b above a
@@ -64,46 +63,27 @@ enum class Difference {
 };
 // "b higher", "b lower", "within run-to-run range", "cannot tell (no repeats)".
 std::string_view difference_text(Difference d);
-// "higher", "lower", "within", "cannot_tell" (the JSON values).
+// "higher", "lower", "within", "cannot_tell" (the JSON values), and back (unknown words:
+// kCannotTell).
 std::string_view difference_name(Difference d);
-
-struct FigureComparison {
-  std::string name;  // "throughput_rps", "p50_ns", "p90_ns", "p99_ns", "p999_ns"
-  Range a;
-  Range b;
-  // b.median / a.median; empty when a.median is 0.
-  std::optional<double> ratio;
-  Difference difference = Difference::kCannotTell;
-};
-
-struct LevelComparison {
-  double key = 0;
-  int a_repeats = 1;
-  int b_repeats = 1;
-  std::vector<FigureComparison> figures;  // in the order of FigureComparison::name above
-};
-
-struct Comparison {
-  CompareSide a;  // levels moved out into `levels`, `only_in_a`, `only_in_b`
-  CompareSide b;
-  std::string key_name;                 // "concurrency" or "rate_rps"
-  std::vector<LevelComparison> levels;  // keys present in both, in increasing key
-  std::vector<double> only_in_a;        // keys in a only, increasing
-  std::vector<double> only_in_b;
-};
+Difference difference_of(std::string_view name);
 
 // The verdict for one figure from the two ranges and their repeat counts (rule above).
 Difference classify(const Range& a, int a_repeats, const Range& b, int b_repeats);
 
-// Matches the levels of a and b by key. Errors (kInvalidArgument): one side closed loop and the
-// other open loop (their levels are not comparable).
-core::Result<Comparison> compare(CompareSide a, CompareSide b);
+// The figures compared, in the order they are shown: "throughput_rps", "p50_ns", "p90_ns",
+// "p99_ns", "p999_ns".
+inline constexpr const char* kComparedFigures[] = {"throughput_rps", "p50_ns", "p90_ns", "p99_ns",
+                                                   "p999_ns"};
+
+// Matches the levels of a and b by key: levels in both (by increasing key) with each figure's
+// ranges, ratio b/a (empty when a's median is 0) and difference_name(); the keys only one side
+// has. Errors (kInvalidArgument): one side closed loop and the other open loop (their levels are
+// not comparable).
+core::Result<ComparisonDocument> compare(const CompareSide& a, const CompareSide& b);
 
 // The comparison as text: a header per file (target, start, threads, duration, repeats), then
 // per level a table of figures: a, b, b/a and the verdict; then the levels only one file has.
-std::string render_compare_text(const Comparison& c);
-
-// The comparison as JSON (fields in docs/output.md, "kind": "comparison").
-nlohmann::json compare_to_json(const Comparison& c);
+std::string render_compare_text(const ComparisonDocument& c);
 
 }  // namespace knee::report

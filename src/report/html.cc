@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "analysis/usl.h"
+#include "report/document.h"
 #include "report/web_assets.h"
 
 namespace knee::report {
@@ -19,35 +20,6 @@ using nlohmann::json;
 
 namespace {
 
-constexpr int kSchemaVersion = 1;
-
-// ---- reading the document: missing fields read as null, never throw ----
-
-const json& field(const json& j, const char* key) {
-  static const json kNull;
-  if (!j.is_object()) return kNull;
-  auto it = j.find(key);
-  return it == j.end() ? kNull : *it;
-}
-const json& field(const json& j, const char* a, const char* b) { return field(field(j, a), b); }
-const json& field(const json& j, const char* a, const char* b, const char* c) {
-  return field(field(j, a, b), c);
-}
-
-std::optional<double> number(const json& j) {
-  if (j.is_number()) return j.get<double>();
-  return std::nullopt;
-}
-
-// The knee's level index from a saved document, when it is a whole number inside [0, n): a
-// hand-edited or foreign file must not turn it into an out-of-range (or undefined) cast.
-std::optional<size_t> knee_index(const json& doc, size_t n) {
-  auto k = number(field(doc, "knee", "index"));
-  if (!k || !(*k >= 0) || *k != std::floor(*k) || *k >= static_cast<double>(n)) return {};
-  return static_cast<size_t>(*k);
-}
-double number_or(const json& j, double fallback) { return number(j).value_or(fallback); }
-std::string text(const json& j) { return j.is_string() ? j.get<std::string>() : std::string(); }
 json or_null(std::optional<double> v) { return v && std::isfinite(*v) ? json(*v) : json(); }
 
 // Rounds to 6 significant digits so derived figures (curves, ms) do not carry float noise.
@@ -56,11 +28,7 @@ double round6(double v) {
   const double scale = std::pow(10.0, 5 - std::floor(std::log10(std::fabs(v))));
   return std::round(v * scale) / scale;
 }
-std::optional<double> ms_of(const json& ns) {
-  auto v = number(ns);
-  if (!v) return std::nullopt;
-  return round6(*v / 1e6);
-}
+double ms_of(double ns) { return round6(ns / 1e6); }
 
 // ---- HTML text ----
 
@@ -126,15 +94,12 @@ std::string pct(std::optional<double> v) {
   return fmt::format("{:.0f}%", *v);
 }
 
-// "4251" or, with repeats, "4251 (4100-4300)" from a {median, min, max} range.
-std::string ranged(const json& range, std::optional<double> fallback, double scale, int decimals,
-                   bool with_range) {
-  auto median = number(field(range, "median"));
-  if (!median) return fallback ? fixed(*fallback * scale, decimals) : "-";
-  std::string out = fixed(*median * scale, decimals);
+// "4251" or, with repeats, "4251 (4100-4300)".
+std::string ranged(const Range& range, double scale, int decimals, bool with_range) {
+  std::string out = fixed(range.median * scale, decimals);
   if (with_range) {
-    out += fmt::format(" ({}&ndash;{})", fixed(number_or(field(range, "min"), 0) * scale, decimals),
-                       fixed(number_or(field(range, "max"), 0) * scale, decimals));
+    out += fmt::format(" ({}&ndash;{})", fixed(range.min * scale, decimals),
+                       fixed(range.max * scale, decimals));
   }
   return out;
 }
@@ -142,9 +107,9 @@ std::string ranged(const json& range, std::optional<double> fallback, double sca
 // ---- one level (or run) of the document ----
 
 struct Level {
-  const json* j = nullptr;
-  double x = 0;  // N, or the arrival rate of an open-loop level
-  int concurrency = 0;
+  const LevelFigures* f = nullptr;
+  double x = 0;         // N, or the arrival rate of an open-loop level
+  int connections = 0;  // N, or the open loop's pool cap
   bool open = false;
   double throughput_rps = 0;
   std::optional<double> p50_ms, p99_ms, p999_ms, mean_ms;
@@ -157,45 +122,40 @@ struct Level {
   bool client_bound = false;
 };
 
-Level level_of(const json& j) {
+Level level_of(const LevelFigures& f) {
   Level l;
-  l.j = &j;
-  l.open = text(field(j, "mode")) == "open";
-  l.concurrency = static_cast<int>(number_or(field(j, "concurrency"), 0));
-  l.x = l.open ? number_or(field(j, "target_rate_rps"), 0) : l.concurrency;
-  l.throughput_rps = number_or(field(j, "ranges", "throughput_rps", "median"),
-                               number_or(field(j, "throughput_rps"), 0));
-  const json& lat = field(j, "ranges", "latency_ns");
-  auto median_ms = [&](const char* key) {
-    auto v = ms_of(field(lat, key, "median"));
-    return v ? v : ms_of(field(j, "latency_ns", key));
-  };
-  l.p50_ms = median_ms("p50");
-  l.p99_ms = median_ms("p99");
-  l.p999_ms = median_ms("p999");
-  l.mean_ms = median_ms("mean");
-  if (number_or(field(j, "latency_ns", "count"), 0) == 0) {
-    l.p50_ms = l.p99_ms = l.p999_ms = l.mean_ms = std::nullopt;
+  l.f = &f;
+  const RunFigures& r = f.median;
+  l.open = f.mode == LoopMode::kOpen;
+  l.connections = r.concurrency ? *r.concurrency : r.max_connections.value_or(0);
+  l.x = r.level_key();
+  l.throughput_rps = f.ranges.throughput_rps.median;
+  if (r.latency_ns.count > 0) {
+    const LatencyRanges& lat = f.ranges.latency_ns;
+    l.p50_ms = ms_of(lat.p50.median);
+    l.p99_ms = ms_of(lat.p99.median);
+    l.p999_ms = ms_of(lat.p999.median);
+    l.mean_ms = ms_of(lat.mean.median);
   }
-  l.x_times_mean_r = number(field(j, "little", "x_times_mean_r"));
-  l.little_holds =
-      field(j, "little", "holds").is_boolean() ? field(j, "little", "holds").get<bool>() : true;
-  l.mean_in_system = number(field(j, "mean_in_system"));
-  l.server_cpu_pct = number(field(j, "resources", "server", "cpu_pct"));
-  if (auto c = number(field(j, "client_max_thread_cpu_demand"))) l.client_cpu_pct = 100 * *c;
-  l.cpus_busy_pct = number(field(j, "resources", "cpu_busy_all_pct"));
-  l.saturated = text(field(j, "saturated", "resource"));
-  l.saturated_detail = text(field(j, "saturated", "detail"));
-  for (const auto& [kind, count] : field(j, "errors").items()) {
-    (void)kind;
-    l.errors += number_or(count, 0);
+  l.x_times_mean_r = f.little.x_times_mean_r;
+  l.little_holds = f.little.holds;
+  if (r.open) l.mean_in_system = r.open->mean_in_system;
+  if (r.resources) {
+    if (r.resources->server) l.server_cpu_pct = r.resources->server->cpu_pct;
+    l.cpus_busy_pct = r.resources->cpu_busy_all_pct;
   }
+  l.client_cpu_pct = 100 * r.client_max_thread_cpu_demand;
+  if (f.saturated) {
+    l.saturated = f.saturated->resource;
+    l.saturated_detail = f.saturated->detail;
+  }
+  l.errors = static_cast<double>(r.total_errors());
   l.client_bound = l.saturated == "client";
   return l;
 }
 
 std::string level_name(const Level& l) {
-  return l.open ? fmt::format("rate {:.0f} req/s", l.x) : fmt::format("N = {}", l.concurrency);
+  return l.open ? fmt::format("rate {:.0f} req/s", l.x) : fmt::format("N = {}", l.connections);
 }
 
 // ---- charts ----
@@ -244,7 +204,45 @@ json axis(const std::string& label, const char* scale = "linear") {
   return json{{"label", label}, {"scale", scale}};
 }
 
-json spectrum_chart(const std::vector<std::pair<std::string, const json*>>& runs) {
+// What a page is drawn from: a run or a sweep document, seen the same way.
+struct PageInput {
+  bool sweep = false;
+  std::string target, started_at;
+  const LoadParams* params = nullptr;
+  const HostFigures* host = nullptr;
+  std::vector<Level> levels;
+  std::optional<size_t> knee;          // a sweep's knee level
+  const SweepDocument* doc = nullptr;  // a sweep's analysis (USL, Kneedle, demand)
+  std::vector<std::string> warnings;   // the document's warnings and notes
+};
+
+PageInput page_input(const RunDocument& d) {
+  PageInput p;
+  p.target = d.target;
+  p.started_at = d.started_at;
+  p.params = &d.params;
+  p.host = &d.host;
+  p.levels.push_back(level_of(d.level));
+  p.warnings = d.notes;
+  return p;
+}
+
+PageInput page_input(const SweepDocument& d) {
+  PageInput p;
+  p.sweep = true;
+  p.target = d.target;
+  p.started_at = d.started_at;
+  p.params = &d.params;
+  p.host = &d.host;
+  for (const LevelFigures& l : d.levels) p.levels.push_back(level_of(l));
+  // A knee index from a saved document is trusted only inside the levels.
+  if (d.knee.index && *d.knee.index < d.levels.size()) p.knee = d.knee.index;
+  p.doc = &d;
+  p.warnings = d.warnings;
+  return p;
+}
+
+json spectrum_chart(const std::vector<std::pair<std::string, const RunFigures*>>& runs) {
   json c = chart("spectrum", "Latency by percentile",
                  "HdrHistogram's percentile spectrum: latency (ms) at each percentile, on a "
                  "1/(1-p) axis so the tail (99.9 %, 99.99 %, 99.999 %) gets as much room as the "
@@ -254,10 +252,10 @@ json spectrum_chart(const std::vector<std::pair<std::string, const json*>>& runs
   const size_t n = runs.size();
   std::map<double, std::vector<std::optional<double>>> rows;
   for (size_t s = 0; s < n; ++s) {
-    for (const json& point : field(*runs[s].second, "spectrum")) {
-      auto p = number(field(point, "percentile"));
-      if (!p || *p >= 100) continue;
-      put(rows, round6(1.0 / (1.0 - *p / 100.0)), n, s, ms_of(field(point, "value_ns")));
+    for (const SpectrumPoint& point : runs[s].second->spectrum) {
+      if (point.percentile >= 100) continue;
+      put(rows, round6(1.0 / (1.0 - point.percentile / 100.0)), n, s,
+          ms_of(static_cast<double>(point.value_ns)));
     }
     c["series"].push_back(series(runs[s].first, 0, "line"));
   }
@@ -267,7 +265,8 @@ json spectrum_chart(const std::vector<std::pair<std::string, const json*>>& runs
 
 // Per-second throughput and p99 of the levels (or the run), one after the other on one time
 // axis: seconds since the first measured phase began. Null rows between levels break the lines.
-std::optional<json> over_time_chart(const std::vector<std::pair<std::string, const json*>>& runs) {
+std::optional<json> over_time_chart(
+    const std::vector<std::pair<std::string, const RunFigures*>>& runs) {
   json c = chart("over_time", "Throughput and p99, second by second",
                  "Each point is one second of a measured phase (warm-up left out): successful "
                  "responses per second (left axis) and their p99 (right axis). A first second "
@@ -277,24 +276,22 @@ std::optional<json> over_time_chart(const std::vector<std::pair<std::string, con
                  json::array({axis("throughput (req/s)"), axis("p99 (ms)")}));
   std::map<double, std::vector<std::optional<double>>> rows;
   bool any = false;
-  const double first_epoch = number_or(field(*runs.front().second, "measure_start_epoch_s"), 0);
+  const double first_epoch = runs.front().second->measure_start_epoch_s;
   double offset = 0;  // without start times: levels laid end to end, 1 s apart
   for (const auto& [name, run] : runs) {
-    const json& intervals = field(*run, "intervals");
-    if (!intervals.is_array() || intervals.empty()) {
-      offset += number_or(field(*run, "duration_s"), 0) + 1;
+    if (run->intervals.empty()) {
+      offset += run->duration_s + 1;
       continue;
     }
-    const double epoch = number_or(field(*run, "measure_start_epoch_s"), 0);
+    const double epoch = run->measure_start_epoch_s;
     const double base = epoch > 0 && first_epoch > 0 ? epoch - first_epoch : offset;
     double end = base;
-    for (const json& i : intervals) {
-      const double start = base + number_or(field(i, "start_s"), 0);
-      const double length = number_or(field(i, "length_s"), 0);
-      const bool has = number_or(field(i, "responses"), 0) > 0;
-      put(rows, round6(start), 2, 0, round6(number_or(field(i, "throughput_rps"), 0)));
-      put(rows, round6(start), 2, 1, has ? ms_of(field(i, "p99_ns")) : std::nullopt);
-      end = std::max(end, start + length);
+    for (const IntervalFigures& i : run->intervals) {
+      const double start = base + i.start_s;
+      put(rows, round6(start), 2, 0, round6(i.throughput_rps));
+      put(rows, round6(start), 2, 1,
+          i.responses > 0 ? std::optional(ms_of(static_cast<double>(i.p99_ns))) : std::nullopt);
+      end = std::max(end, start + i.length_s);
       any = true;
     }
     if (runs.size() > 1) {
@@ -310,21 +307,27 @@ std::optional<json> over_time_chart(const std::vector<std::pair<std::string, con
   return c;
 }
 
-json knee_marks(const json& doc, const std::vector<Level>& levels) {
+json knee_marks(const PageInput& page) {
   json marks = json::array();
-  auto index = knee_index(doc, levels.size());
-  if (index) {
-    const Level& k = levels[*index];
+  if (page.knee) {
+    const Level& k = page.levels[*page.knee];
     marks.push_back(json{{"x", k.x}, {"label", "knee: " + level_name(k)}, {"style", "knee"}});
   }
   return marks;
 }
 
-std::vector<json> sweep_charts(const json& doc, const std::vector<Level>& levels) {
+std::vector<std::pair<std::string, const RunFigures*>> runs_of(const PageInput& page) {
+  std::vector<std::pair<std::string, const RunFigures*>> runs;
+  for (const Level& l : page.levels) runs.emplace_back(level_name(l), &l.f->median);
+  return runs;
+}
+
+std::vector<json> sweep_charts(const PageInput& page) {
+  const std::vector<Level>& levels = page.levels;
   std::vector<json> charts;
   const bool open = !levels.empty() && levels.front().open;
   const std::string x_label = open ? "arrival rate (req/s)" : "concurrency N (connections)";
-  const json marks = knee_marks(doc, levels);
+  const json marks = knee_marks(page);
 
   // Throughput with the USL curve.
   {
@@ -337,25 +340,22 @@ std::vector<json> sweep_charts(const json& doc, const std::vector<Level>& levels
     std::map<double, std::vector<std::optional<double>>> rows;
     for (const Level& l : levels) put(rows, l.x, 2, 0, l.throughput_rps);
     c["series"].push_back(series("measured X", 0, "points"));
-    const json& usl = field(doc, "usl");
-    auto sigma = number(field(usl, "sigma"));
-    auto kappa = number(field(usl, "kappa"));
-    auto lambda = number(field(usl, "lambda_rps"));
-    if (sigma && kappa && lambda && !open && levels.size() >= 2) {
+    if (page.doc->usl && !open && levels.size() >= 2) {
+      const UslFigures& u = *page.doc->usl;
       const double lo = levels.front().x, hi = levels.back().x;
       for (int i = 0; i < kUslCurvePoints; ++i) {
         const double n = round6(lo * std::pow(hi / lo, i / double(kUslCurvePoints - 1)));
-        put(rows, n, 2, 1, round6(analysis::usl_throughput_rps(n, *sigma, *kappa, *lambda)));
+        put(rows, n, 2, 1, round6(analysis::usl_throughput_rps(n, u.sigma, u.kappa, u.lambda_rps)));
       }
       c["series"].push_back(
-          series(fmt::format("USL fit (sigma {:.4f}, kappa {:.6f})", *sigma, *kappa), 0, "dash"));
+          series(fmt::format("USL fit (sigma {:.4f}, kappa {:.6f})", u.sigma, u.kappa), 0, "dash"));
     }
     c["data"] = aligned(rows, c["series"].size());
     c["marks"] = marks;
-    auto kneedle = number(field(doc, "kneedle", "concurrency"));
-    if (kneedle && !open) {
-      c["marks"].push_back(json{{"x", *kneedle},
-                                {"label", fmt::format("Kneedle: {:.0f}", *kneedle)},
+    if (page.doc->kneedle && !open) {
+      const double kneedle = page.doc->kneedle->concurrency;
+      c["marks"].push_back(json{{"x", kneedle},
+                                {"label", fmt::format("Kneedle: {:.0f}", kneedle)},
                                 {"style", "secondary"}});
     }
     charts.push_back(std::move(c));
@@ -402,8 +402,7 @@ std::vector<json> sweep_charts(const json& doc, const std::vector<Level>& levels
     charts.push_back(std::move(c));
   }
   // Spectrum per level, then over time.
-  std::vector<std::pair<std::string, const json*>> runs;
-  for (const Level& l : levels) runs.emplace_back(level_name(l), l.j);
+  const auto runs = runs_of(page);
   if (!runs.empty()) charts.push_back(spectrum_chart(runs));
   if (!runs.empty()) {
     if (auto c = over_time_chart(runs)) charts.push_back(std::move(*c));
@@ -411,9 +410,8 @@ std::vector<json> sweep_charts(const json& doc, const std::vector<Level>& levels
   // CPU per level and the saturated resource.
   {
     std::string at_knee;
-    auto index = knee_index(doc, levels.size());
-    if (index) {
-      const Level& k = levels[*index];
+    if (page.knee) {
+      const Level& k = levels[*page.knee];
       if (!k.saturated.empty()) at_knee = fmt::format(": {} at the knee", k.saturated);
     }
     json c = chart("cpu", "CPU per level and the saturated resource" + at_knee,
@@ -460,59 +458,28 @@ std::vector<json> sweep_charts(const json& doc, const std::vector<Level>& levels
 
 // ---- the page ----
 
-core::Status check_document(const json& doc) {
-  if (!doc.is_object()) {
-    return core::Status::invalid_argument("report: the JSON is not an object; expected knee JSON");
-  }
-  const json& version = field(doc, "schema_version");
-  if (!version.is_number_integer() || version.get<int>() != kSchemaVersion) {
-    return core::Status::invalid_argument(fmt::format(
-        "report: schema_version {} is not {}; this knee reads knee JSON of schema_version {}",
-        version.is_null() ? "missing" : version.dump(), kSchemaVersion, kSchemaVersion));
-  }
-  const std::string kind = text(field(doc, "kind"));
-  if (kind != "run" && kind != "sweep") {
-    return core::Status::invalid_argument(
-        fmt::format("report: kind '{}': the HTML report draws a run or a sweep", kind));
-  }
-  if (kind == "sweep" && !field(doc, "levels").is_array()) {
-    return core::Status::invalid_argument("report: a sweep without a 'levels' array");
-  }
-  return core::Status::ok();
-}
-
-std::vector<Level> levels_of(const json& doc) {
-  std::vector<Level> levels;
-  if (text(field(doc, "kind")) == "sweep") {
-    for (const json& l : field(doc, "levels")) levels.push_back(level_of(l));
-  } else {
-    levels.push_back(level_of(doc));
-  }
-  return levels;
-}
-
 // "warm-up may be too short" from the per-second data: a first second with under 80 % of the
 // median throughput of the seconds after it, or over twice their median p99. The last second is
 // left out (it holds the grace period's responses); needs at least 3 seconds.
-std::vector<std::string> warmup_notes(const json& doc, const std::vector<Level>& levels) {
+std::vector<std::string> warmup_notes(const PageInput& page) {
   std::vector<std::string> notes;
-  if (number_or(field(doc, "params", "warmup_s"), 0) <= 0) {
+  if (page.params->warmup_s <= 0) {
     notes.push_back(
         "no warm-up: the first requests include connection set-up and cold caches, and count");
   }
-  for (const Level& l : levels) {
-    const json& iv = field(*l.j, "intervals");
-    if (!iv.is_array() || iv.size() < 4) continue;
+  for (const Level& l : page.levels) {
+    const std::vector<IntervalFigures>& iv = l.f->median.intervals;
+    if (iv.size() < 4) continue;
     std::vector<double> x, p99;
     for (size_t i = 1; i + 1 < iv.size(); ++i) {
-      x.push_back(number_or(field(iv[i], "throughput_rps"), 0));
-      p99.push_back(number_or(field(iv[i], "p99_ns"), 0));
+      x.push_back(iv[i].throughput_rps);
+      p99.push_back(static_cast<double>(iv[i].p99_ns));
     }
     std::sort(x.begin(), x.end());
     std::sort(p99.begin(), p99.end());
     const double x_med = x[x.size() / 2], p99_med = p99[p99.size() / 2];
-    const double x0 = number_or(field(iv[0], "throughput_rps"), 0);
-    const double p0 = number_or(field(iv[0], "p99_ns"), 0);
+    const double x0 = iv[0].throughput_rps;
+    const double p0 = static_cast<double>(iv[0].p99_ns);
     if (x0 < 0.8 * x_med || (p99_med > 0 && p0 > 2 * p99_med)) {
       notes.push_back(fmt::format(
           "warm-up may be too short at {}: its first measured second ran {:.0f} req/s with p99 "
@@ -538,97 +505,81 @@ std::string definition_list(const std::vector<std::pair<std::string, std::string
   return out + "</dl>\n";
 }
 
-std::string host_section(const json& host) {
-  auto s = [&](const char* k) { return text(field(host, k)); };
-  std::string cpus = number(field(host, "logical_cpus"))
-                         ? fmt::format("{:.0f}", *number(field(host, "logical_cpus")))
-                         : "";
-  std::string load = number(field(host, "load_avg_1m"))
-                         ? fmt::format("{:.2f}", *number(field(host, "load_avg_1m")))
-                         : "";
-  std::string clock = number(field(host, "clock_resolution_ns"))
-                          ? fmt::format("{:.0f} ns", *number(field(host, "clock_resolution_ns")))
-                          : "";
+std::string host_section(const HostFigures& host) {
   return "<section class=\"host\">\n<h2>Host</h2>\n" +
-         definition_list({{"host", s("hostname")},
-                          {"CPU", s("cpu_model")},
-                          {"logical CPUs", cpus},
-                          {"kernel", s("kernel")},
-                          {"OS", s("os")},
-                          {"governor", s("governor")},
-                          {"turbo", s("turbo")},
-                          {"compiler", s("compiler")},
-                          {"build", s("build_type")},
-                          {"flags", s("cxx_flags")},
-                          {"clock resolution", clock},
-                          {"load average (1 min)", load}}) +
+         definition_list({{"host", host.hostname},
+                          {"CPU", host.cpu_model},
+                          {"logical CPUs", fmt::format("{}", host.logical_cpus)},
+                          {"kernel", host.kernel},
+                          {"OS", host.os},
+                          {"governor", host.governor},
+                          {"turbo", host.turbo},
+                          {"compiler", host.compiler},
+                          {"build", host.build_type},
+                          {"flags", host.cxx_flags},
+                          {"clock resolution", fmt::format("{} ns", host.clock_resolution_ns)},
+                          {"load average (1 min)",
+                           host.load_avg_1m ? fmt::format("{:.2f}", *host.load_avg_1m) : ""}}) +
          "</section>\n";
 }
 
-std::string params_list(const json& doc, const std::vector<Level>& levels) {
-  const json& p = field(doc, "params");
-  const bool sweep = text(field(doc, "kind")) == "sweep";
+std::string params_list(const PageInput& page) {
+  const LoadParams& p = *page.params;
+  const std::vector<Level>& levels = page.levels;
   const bool open = !levels.empty() && levels.front().open;
   std::string load;
-  if (sweep) {
+  if (page.sweep) {
     std::string xs;
     for (const Level& l : levels) xs += (xs.empty() ? "" : ", ") + fmt::format("{:g}", l.x);
     load = fmt::format("{} levels, {}: {}", levels.size(),
                        open ? "open loop, arrival rates (req/s)" : "closed loop, concurrency", xs);
   } else if (!levels.empty()) {
-    load =
-        open ? fmt::format("open loop, {:.0f} req/s ({} arrivals), up to {} connections",
-                           levels.front().x, text(field(p, "arrival")), levels.front().concurrency)
-             : fmt::format("closed loop, {} connections", levels.front().concurrency);
+    load = open ? fmt::format("open loop, {:.0f} req/s ({} arrivals), up to {} connections",
+                              levels.front().x, p.arrival, levels.front().connections)
+                : fmt::format("closed loop, {} connections", levels.front().connections);
   }
-  auto seconds = [&](const char* k) {
-    auto v = number(field(p, k));
-    return v ? fmt::format("{:g} s", *v) : std::string();
-  };
-  auto count = [&](const char* k) {
-    auto v = number(field(p, k));
-    return v ? fmt::format("{:.0f}", *v) : std::string();
-  };
-  return definition_list({{"target", text(field(doc, "target"))},
-                          {"request", text(field(p, "method")) + " " + text(field(p, "url"))},
-                          {"started", text(field(doc, "started_at"))},
+  auto seconds = [](double v) { return fmt::format("{:g} s", v); };
+  return definition_list({{"target", page.target},
+                          {"request", p.method + " " + p.url},
+                          {"started", page.started_at},
                           {"load", load},
-                          {sweep ? "measured per level" : "measured", seconds("duration_s")},
-                          {"warm-up", seconds("warmup_s")},
-                          {"client threads", count("threads")},
-                          {"repeats", count("repeats")},
-                          {"timeout", seconds("timeout_s")},
-                          {"grace", seconds("grace_s")}});
+                          {page.sweep ? "measured per level" : "measured", seconds(p.duration_s)},
+                          {"warm-up", seconds(p.warmup_s)},
+                          {"client threads", fmt::format("{}", p.threads)},
+                          {"repeats", fmt::format("{}", p.repeats)},
+                          {"timeout", seconds(p.timeout_s)},
+                          {"grace", seconds(p.grace_s)}});
 }
 
-std::string summary_table(const std::vector<Level>& levels, std::optional<size_t> knee) {
+std::string summary_table(const PageInput& page) {
+  const std::vector<Level>& levels = page.levels;
   const bool open = !levels.empty() && levels.front().open;
   std::string out = "<table class=\"summary\">\n<thead><tr>";
   std::vector<std::string> head;
   if (open) head = {"rate (req/s)", "achieved (req/s)"};
-  head.insert(head.end(), {"concurrency", "requests", "throughput (req/s)", "p50 (ms)", "p99 (ms)",
-                           "p99.9 (ms)", open ? "X*meanR (=L?)" : "X*meanR (=N?)", "errors",
-                           "server CPU", "client CPU", "saturated"});
+  head.insert(head.end(),
+              {open ? "max connections" : "concurrency", "requests", "throughput (req/s)",
+               "p50 (ms)", "p99 (ms)", "p99.9 (ms)", open ? "X*meanR (=L?)" : "X*meanR (=N?)",
+               "errors", "server CPU", "client CPU", "saturated"});
   for (const std::string& h : head) out += "<th>" + esc(h) + "</th>";
   out += "</tr></thead>\n<tbody>\n";
   for (size_t i = 0; i < levels.size(); ++i) {
     const Level& l = levels[i];
-    const json& j = *l.j;
-    const bool with_range = number_or(field(j, "repeats"), 1) > 1;
-    const json& r = field(j, "ranges");
-    const bool is_knee = knee && *knee == i;
+    const LevelFigures& f = *l.f;
+    const bool with_range = f.repeats > 1;
+    const bool is_knee = page.knee && *page.knee == i;
     out += is_knee ? "<tr class=\"knee\">" : "<tr>";
     std::vector<std::string> cells;
     if (open) {
       cells.push_back(fixed(l.x, 0));
-      cells.push_back(fixed(number(field(j, "achieved_rate_rps")), 0));
+      cells.push_back(fixed(f.median.open->achieved_rate_rps, 0));
     }
-    cells.push_back(std::to_string(l.concurrency));
-    cells.push_back(fixed(number(field(j, "requests")), 0));
-    cells.push_back(ranged(field(r, "throughput_rps"), l.throughput_rps, 1, 0, with_range));
-    cells.push_back(ranged(field(r, "latency_ns", "p50"), std::nullopt, 1e-6, 2, with_range));
-    cells.push_back(ranged(field(r, "latency_ns", "p99"), std::nullopt, 1e-6, 2, with_range));
-    cells.push_back(ranged(field(r, "latency_ns", "p999"), std::nullopt, 1e-6, 2, with_range));
+    cells.push_back(std::to_string(l.connections));
+    cells.push_back(fixed(static_cast<double>(f.median.requests), 0));
+    cells.push_back(ranged(f.ranges.throughput_rps, 1, 0, with_range));
+    cells.push_back(ranged(f.ranges.latency_ns.p50, 1e-6, 2, with_range));
+    cells.push_back(ranged(f.ranges.latency_ns.p99, 1e-6, 2, with_range));
+    cells.push_back(ranged(f.ranges.latency_ns.p999, 1e-6, 2, with_range));
     cells.push_back(fixed(l.x_times_mean_r, 2));
     cells.push_back(fixed(l.errors, 0));
     cells.push_back(pct(l.server_cpu_pct));
@@ -641,43 +592,40 @@ std::string summary_table(const std::vector<Level>& levels, std::optional<size_t
   return out + "</tbody>\n</table>\n";
 }
 
-std::vector<std::string> sweep_verdicts(const json& doc, const std::vector<Level>& levels) {
+std::vector<std::string> sweep_verdicts(const PageInput& page) {
+  const SweepDocument& doc = *page.doc;
+  const std::vector<Level>& levels = page.levels;
   std::vector<std::string> v;
-  v.push_back(text(field(doc, "knee", "summary")));
-  auto index = knee_index(doc, levels.size());
+  v.push_back(doc.knee.summary);
   if (!levels.empty()) {
-    const size_t at = index ? *index : levels.size() - 1;
-    if (at < levels.size() && !levels[at].saturated.empty()) {
-      v.push_back(fmt::format("saturated resource {} ({}): {}: {}",
-                              index ? "at the knee" : "at the last level", level_name(levels[at]),
-                              levels[at].saturated, levels[at].saturated_detail));
+    const size_t at = page.knee ? *page.knee : levels.size() - 1;
+    if (!levels[at].saturated.empty()) {
+      v.push_back(fmt::format(
+          "saturated resource {} ({}): {}: {}", page.knee ? "at the knee" : "at the last level",
+          level_name(levels[at]), levels[at].saturated, levels[at].saturated_detail));
     }
   }
-  const json& usl = field(doc, "usl");
-  if (usl.is_object()) {
+  if (doc.usl) {
+    const UslFigures& u = *doc.usl;
     std::string line = fmt::format(
         "USL fit: sigma {:.4f} (contention), kappa {:.6f} (coherency), lambda {:.1f} req/s, R^2 "
         "{}",
-        number_or(field(usl, "sigma"), 0), number_or(field(usl, "kappa"), 0),
-        number_or(field(usl, "lambda_rps"), 0), fixed(number(field(usl, "r_squared")), 3));
-    auto peak_n = number(field(usl, "peak_concurrency"));
-    auto peak_x = number(field(usl, "peak_throughput_rps"));
-    if (peak_n && peak_x) {
-      line += fmt::format("; peak N* = {:.1f} at X(N*) = {:.0f} req/s", *peak_n, *peak_x);
+        u.sigma, u.kappa, u.lambda_rps, fixed(u.r_squared, 3));
+    if (u.peak_concurrency && u.peak_throughput_rps) {
+      line += fmt::format("; peak N* = {:.1f} at X(N*) = {:.0f} req/s", *u.peak_concurrency,
+                          *u.peak_throughput_rps);
     }
-    for (const json& f : field(usl, "flags")) line += "; " + text(f);
+    for (const std::string& f : u.flags) line += "; " + f;
     v.push_back(line);
   }
-  if (auto s = text(field(doc, "kneedle", "summary")); !s.empty()) v.push_back("Kneedle: " + s);
-  auto demand = number(field(doc, "service_demand", "cpu_demand_ns"));
-  auto bound = number(field(doc, "service_demand", "cpu_bound_rps"));
-  if (demand && bound) {
+  if (doc.kneedle && !doc.kneedle->summary.empty()) v.push_back("Kneedle: " + doc.kneedle->summary);
+  if (doc.service_demand) {
     double best = 0;
     for (const Level& l : levels) best = std::max(best, l.throughput_rps);
     v.push_back(fmt::format(
         "server CPU per request D = U / X = {:.3f} ms: the CPU alone bounds throughput at "
         "1/D = {:.0f} req/s (measured maximum {:.0f} req/s)",
-        *demand / 1e6, *bound, best));
+        doc.service_demand->cpu_demand_ns / 1e6, doc.service_demand->cpu_bound_rps, best));
   }
   std::vector<std::string> broken;
   for (const Level& l : levels) {
@@ -697,11 +645,10 @@ std::vector<std::string> sweep_verdicts(const json& doc, const std::vector<Level
 }
 
 // Verdicts both kinds share: the client, the warm-up, the errors.
-void common_verdicts(const json& doc, const std::vector<Level>& levels,
-                     std::vector<std::string>& v) {
+void common_verdicts(const PageInput& page, std::vector<std::string>& v) {
   std::vector<std::string> bound;
   double worst = 0;
-  for (const Level& l : levels) {
+  for (const Level& l : page.levels) {
     if (l.client_bound) bound.push_back(level_name(l));
     worst = std::max(worst, l.client_cpu_pct.value_or(0));
   }
@@ -717,9 +664,9 @@ void common_verdicts(const json& doc, const std::vector<Level>& levels,
                 ": those levels measure knee, not the server; add client threads (-t) or a "
                 "second client host");
   }
-  for (std::string& n : warmup_notes(doc, levels)) v.push_back(std::move(n));
+  for (std::string& n : warmup_notes(page)) v.push_back(std::move(n));
   double errors = 0;
-  for (const Level& l : levels) errors += l.errors;
+  for (const Level& l : page.levels) errors += l.errors;
   if (errors == 0) {
     v.push_back("no errors");
   } else {
@@ -727,19 +674,21 @@ void common_verdicts(const json& doc, const std::vector<Level>& levels,
   }
 }
 
-std::vector<std::string> run_verdicts(const json& doc, const Level& l) {
+std::vector<std::string> run_verdicts(const Level& l) {
+  const RunFigures& r = l.f->median;
   std::vector<std::string> v;
   v.push_back(fmt::format("{:.1f} req/s; latency p50 {} ms, p99 {} ms, p99.9 {} ms, max {} ms",
                           l.throughput_rps, fixed(l.p50_ms, 3), fixed(l.p99_ms, 3),
-                          fixed(l.p999_ms, 3), fixed(ms_of(field(doc, "latency_ns", "max")), 3)));
+                          fixed(l.p999_ms, 3),
+                          fixed(ms_of(static_cast<double>(r.latency_ns.max)), 3)));
   if (l.open) {
     v.push_back(fmt::format("open loop: {:.1f} req/s achieved of {:.1f} asked for",
-                            number_or(field(doc, "achieved_rate_rps"), 0), l.x));
+                            r.open->achieved_rate_rps, l.x));
   }
   if (l.x_times_mean_r) {
     v.push_back(fmt::format("Little's law: X * mean R = {:.2f} against {} {}", *l.x_times_mean_r,
                             l.open ? "a mean in the system of" : "N =",
-                            l.open ? fixed(l.mean_in_system, 2) : std::to_string(l.concurrency)) +
+                            l.open ? fixed(l.mean_in_system, 2) : std::to_string(l.connections)) +
                 (l.little_holds ? " (holds within 5 %)" : " (BROKEN: off by more than 5 %)"));
   }
   if (!l.saturated.empty()) v.push_back("saturated: " + l.saturated + ": " + l.saturated_detail);
@@ -755,7 +704,8 @@ std::string chart_figures(const json& data) {
     out += fmt::format(
         "<figure class=\"chart\" id=\"chart-{}\">\n<figcaption><h3>{}</h3><p>{}</p></figcaption>\n"
         "<div class=\"plot\"></div>\n</figure>\n",
-        esc(text(c["id"])), esc(text(c["title"])), esc(text(c["caption"])));
+        esc(c["id"].get<std::string>()), esc(c["title"].get<std::string>()),
+        esc(c["caption"].get<std::string>()));
   }
   return out + "</div>\n</section>\n";
 }
@@ -781,135 +731,102 @@ std::string page(const std::string& title, const std::string& body, const std::s
   return out;
 }
 
-core::Result<json> chart_data_unchecked(const json& doc) {
-  std::vector<Level> levels = levels_of(doc);
-  json data{{"kind", text(field(doc, "kind"))}, {"charts", json::array()}};
-  if (text(field(doc, "kind")) == "sweep") {
-    for (json& c : sweep_charts(doc, levels)) data["charts"].push_back(std::move(c));
+json chart_data(const PageInput& page) {
+  json data{{"kind", page.sweep ? "sweep" : "run"}, {"charts", json::array()}};
+  if (page.sweep) {
+    for (json& c : sweep_charts(page)) data["charts"].push_back(std::move(c));
   } else {
-    std::vector<std::pair<std::string, const json*>> runs{{"run", &doc}};
+    std::vector<std::pair<std::string, const RunFigures*>> runs{
+        {"run", &page.levels.front().f->median}};
     data["charts"].push_back(spectrum_chart(runs));
     if (auto c = over_time_chart(runs)) data["charts"].push_back(std::move(*c));
   }
   return data;
 }
 
-template <typename F>
-auto guarded(F&& f) -> decltype(f()) {
-  try {
-    return f();
-  } catch (const json::exception& e) {
-    return core::Status::invalid_argument(
-        fmt::format("report: the JSON has a field of the wrong type: {}", e.what()));
+std::string render_page(const PageInput& in) {
+  const json data = chart_data(in);
+  const std::string title =
+      fmt::format("knee {}: {} {}", in.sweep ? "sweep" : "run", in.params->method, in.params->url);
+  std::string body;
+  body += "<header>\n<h1>" + esc(title) + "</h1>\n";
+  body += "<p class=\"when\">measured " + esc(in.started_at) + " on " + esc(in.host->hostname) +
+          "</p>\n";
+  body += params_list(in) + "</header>\n";
+  std::vector<std::string> verdicts =
+      in.sweep ? sweep_verdicts(in) : run_verdicts(in.levels.front());
+  common_verdicts(in, verdicts);
+  body += "<section class=\"verdicts\">\n<h2>Verdicts</h2>\n" + list_items(verdicts, "verdicts") +
+          "</section>\n";
+  std::vector<std::string> warnings = in.warnings;
+  for (const std::string& w : in.host->warnings) warnings.push_back("host: " + w);
+  if (!warnings.empty()) {
+    body += "<section class=\"warnings\">\n<h2>Warnings</h2>\n" + list_items(warnings, "warnings") +
+            "</section>\n";
   }
+  body += std::string("<section class=\"table\">\n<h2>") + (in.sweep ? "Levels" : "Result") +
+          "</h2>\n" + summary_table(in) + "</section>\n";
+  return page(title, body, host_section(*in.host), data);
 }
 
 }  // namespace
 
-core::Result<json> html_chart_data(const json& doc) {
-  if (core::Status s = check_document(doc); !s) return s;
-  return guarded([&] { return chart_data_unchecked(doc); });
-}
+json html_chart_data(const RunDocument& doc) { return chart_data(page_input(doc)); }
+json html_chart_data(const SweepDocument& doc) { return chart_data(page_input(doc)); }
+std::string render_html(const RunDocument& doc) { return render_page(page_input(doc)); }
+std::string render_html(const SweepDocument& doc) { return render_page(page_input(doc)); }
 
-core::Result<std::string> render_html(const json& doc) {
-  if (core::Status s = check_document(doc); !s) return s;
-  return guarded([&]() -> core::Result<std::string> {
-    auto data = chart_data_unchecked(doc);
-    if (!data) return data.status();
-    const std::vector<Level> levels = levels_of(doc);
-    const bool sweep = text(field(doc, "kind")) == "sweep";
-    const json& params = field(doc, "params");
-    const std::string title =
-        fmt::format("knee {}: {} {}", sweep ? "sweep" : "run", text(field(params, "method")),
-                    text(field(params, "url")));
-    std::string body;
-    body += "<header>\n<h1>" + esc(title) + "</h1>\n";
-    body += "<p class=\"when\">measured " + esc(text(field(doc, "started_at"))) + " on " +
-            esc(text(field(doc, "host", "hostname"))) + "</p>\n";
-    body += params_list(doc, levels) + "</header>\n";
-    std::vector<std::string> verdicts =
-        sweep ? sweep_verdicts(doc, levels) : run_verdicts(doc, levels.front());
-    common_verdicts(doc, levels, verdicts);
-    body += "<section class=\"verdicts\">\n<h2>Verdicts</h2>\n" + list_items(verdicts, "verdicts") +
-            "</section>\n";
-    std::vector<std::string> warnings;
-    for (const json& w : field(doc, "warnings")) warnings.push_back(text(w));
-    for (const json& n : field(doc, "notes")) warnings.push_back(text(n));
-    for (const json& w : field(doc, "host", "warnings")) warnings.push_back("host: " + text(w));
-    if (!warnings.empty()) {
-      body += "<section class=\"warnings\">\n<h2>Warnings</h2>\n" +
-              list_items(warnings, "warnings") + "</section>\n";
-    }
-    const std::optional<size_t> knee = knee_index(doc, levels.size());
-    body += std::string("<section class=\"table\">\n<h2>") + (sweep ? "Levels" : "Result") +
-            "</h2>\n" + summary_table(levels, knee) + "</section>\n";
-    return page(title, body, host_section(field(doc, "host")), *data);
-  });
-}
-
-core::Result<json> compare_chart_data(const json& a, const json& b, const std::string& label_a,
-                                      const std::string& label_b) {
-  for (const json* doc : {&a, &b}) {
-    if (core::Status s = check_document(*doc); !s) return s;
-    if (text(field(*doc, "kind")) != "sweep") {
-      return core::Status::invalid_argument("report: compare overlays two sweeps; got a run");
-    }
+core::Result<json> compare_chart_data(const SweepDocument& a, const SweepDocument& b,
+                                      const std::string& label_a, const std::string& label_b) {
+  const PageInput pa = page_input(a), pb = page_input(b);
+  const bool open = a.mode() == LoopMode::kOpen;
+  if (b.mode() != a.mode()) {
+    return core::Status::invalid_argument(
+        "report: one sweep is closed loop (x: connections), the other open loop (x: arrival "
+        "rate); their curves share no axis, so they are not overlaid");
   }
-  return guarded([&]() -> core::Result<json> {
-    const std::vector<Level> la = levels_of(a), lb = levels_of(b);
-    const bool open = !la.empty() && la.front().open;
-    if (!lb.empty() && lb.front().open != open) {
-      return core::Status::invalid_argument(
-          "report: one sweep is closed loop (x: connections), the other open loop (x: arrival "
-          "rate); their curves share no axis, so they are not overlaid");
-    }
-    const std::string x_label = open ? "arrival rate (req/s)" : "concurrency N (connections)";
-    json data{{"kind", "compare"}, {"charts", json::array()}};
-    struct Figure {
-      const char* id;
-      const char* title;
-      const char* axis;
-      std::optional<double> (*get)(const Level&);
-    };
-    const Figure figures[] = {
-        {"throughput", "Throughput: A against B", "throughput (req/s)",
-         [](const Level& l) { return std::optional<double>(l.throughput_rps); }},
-        {"p99", "p99 latency: A against B", "p99 (ms)", [](const Level& l) { return l.p99_ms; }}};
-    for (const Figure& f : figures) {
-      json c = chart(f.id, f.title,
-                     "The same figure of two sweeps per level (median runs), A solid, B dashed.",
-                     x_label, "log2", json::array({axis(f.axis)}));
-      if (std::string_view(f.id) == "p99") c["log_toggle"] = true;
-      std::map<double, std::vector<std::optional<double>>> rows;
-      for (const Level& l : la) put(rows, l.x, 2, 0, f.get(l));
-      for (const Level& l : lb) put(rows, l.x, 2, 1, f.get(l));
-      c["series"].push_back(series("A: " + label_a, 0, "line"));
-      c["series"].push_back(series("B: " + label_b, 0, "dash"));
-      c["data"] = aligned(rows, 2);
-      data["charts"].push_back(std::move(c));
-    }
-    return data;
-  });
+  const std::string x_label = open ? "arrival rate (req/s)" : "concurrency N (connections)";
+  json data{{"kind", "compare"}, {"charts", json::array()}};
+  struct Figure {
+    const char* id;
+    const char* title;
+    const char* axis;
+    std::optional<double> (*get)(const Level&);
+  };
+  const Figure figures[] = {
+      {"throughput", "Throughput: A against B", "throughput (req/s)",
+       [](const Level& l) { return std::optional<double>(l.throughput_rps); }},
+      {"p99", "p99 latency: A against B", "p99 (ms)", [](const Level& l) { return l.p99_ms; }}};
+  for (const Figure& f : figures) {
+    json c = chart(f.id, f.title,
+                   "The same figure of two sweeps per level (median runs), A solid, B dashed.",
+                   x_label, "log2", json::array({axis(f.axis)}));
+    if (std::string_view(f.id) == "p99") c["log_toggle"] = true;
+    std::map<double, std::vector<std::optional<double>>> rows;
+    for (const Level& l : pa.levels) put(rows, l.x, 2, 0, f.get(l));
+    for (const Level& l : pb.levels) put(rows, l.x, 2, 1, f.get(l));
+    c["series"].push_back(series("A: " + label_a, 0, "line"));
+    c["series"].push_back(series("B: " + label_b, 0, "dash"));
+    c["data"] = aligned(rows, 2);
+    data["charts"].push_back(std::move(c));
+  }
+  return data;
 }
 
-core::Result<std::string> render_compare_html(const json& a, const json& b,
+core::Result<std::string> render_compare_html(const SweepDocument& a, const SweepDocument& b,
                                               const std::string& label_a,
                                               const std::string& label_b) {
   auto data = compare_chart_data(a, b, label_a, label_b);
   if (!data) return data.status();
-  return guarded([&]() -> core::Result<std::string> {
-    const std::string title = "knee compare: " + label_a + " against " + label_b;
-    std::string body = "<header>\n<h1>" + esc(title) + "</h1>\n</header>\n";
-    for (const auto& [label, doc] :
-         {std::pair{"A: " + label_a, &a}, std::pair{"B: " + label_b, &b}}) {
-      const std::vector<Level> levels = levels_of(*doc);
-      const std::optional<size_t> knee = knee_index(*doc, levels.size());
-      body += "<section class=\"table\">\n<h2>" + esc(label) + "</h2>\n" +
-              params_list(*doc, levels) + list_items(sweep_verdicts(*doc, levels), "verdicts") +
-              summary_table(levels, knee) + "</section>\n";
-    }
-    return page(title, body, "", *data);
-  });
+  const std::string title = "knee compare: " + label_a + " against " + label_b;
+  std::string body = "<header>\n<h1>" + esc(title) + "</h1>\n</header>\n";
+  for (const auto& [label, doc] :
+       {std::pair{"A: " + label_a, &a}, std::pair{"B: " + label_b, &b}}) {
+    const PageInput in = page_input(*doc);
+    body += "<section class=\"table\">\n<h2>" + esc(label) + "</h2>\n" + params_list(in) +
+            list_items(sweep_verdicts(in), "verdicts") + summary_table(in) + "</section>\n";
+  }
+  return page(title, body, "", *data);
 }
 
 }  // namespace knee::report

@@ -1,10 +1,9 @@
 // The HTML report: one self-contained page that works offline (uPlot, our script and our style
 // are embedded at build time, report/web_assets.h; no src or href names a network address).
 //
-// Decision: the page is rendered from the JSON document of run_to_json() / sweep_to_json()
-// (schema_version 1, fields in docs/output.md), not from the model, so `knee run/sweep --html
-// FILE` and `knee report FILE.json -o FILE.html` are one code path: a saved result re-renders
-// exactly as it was first shown.
+// The page is rendered from the run or sweep document (document.h), the same value whether it was
+// just measured or read back from a file, so `knee run/sweep --html FILE` and `knee report
+// FILE.json -o FILE.html` are one code path: a saved result re-renders exactly as first shown.
 //
 // The page: a header (what was measured, when, with which parameters), verdicts and warnings in
 // plain words (knee, saturated resource, USL, Little's law, client-bound, warm-up, errors), a
@@ -41,9 +40,7 @@
 // named at each level). Of a run: "spectrum" and "over_time". Of a compare: "throughput" and
 // "p99" of both sweeps against N.
 //
-// Errors (kInvalidArgument): a document that is not knee JSON of schema_version 1 and kind "run"
-// or "sweep" (a sweep with a "levels" array); the message names what was expected. A figure that
-// is missing or not of its type reads as unknown: "-" in the table, no point in a chart.
+// An unknown figure reads "-" in the table and gives no point in a chart.
 // Thread-safety: pure functions.
 #pragma once
 
@@ -51,24 +48,28 @@
 #include <string>
 
 #include "core/status.h"
+#include "report/document.h"
 
 namespace knee::report {
 
 // Points of the USL curve on the throughput chart, log-spaced over the measured concurrencies.
 inline constexpr int kUslCurvePoints = 60;
 
-// The knee-data block of the page for one run or sweep document.
-core::Result<nlohmann::json> html_chart_data(const nlohmann::json& doc);
+// The knee-data block of the page for one run or sweep.
+nlohmann::json html_chart_data(const RunDocument& doc);
+nlohmann::json html_chart_data(const SweepDocument& doc);
 
-// The whole page for one run or sweep document.
-core::Result<std::string> render_html(const nlohmann::json& doc);
+// The whole page for one run or sweep.
+std::string render_html(const RunDocument& doc);
+std::string render_html(const SweepDocument& doc);
 
 // Two sweeps overlaid (compare): throughput and p99 against N of each, labelled `label_a` and
-// `label_b` (e.g. the file names). Both documents must be sweeps.
-core::Result<nlohmann::json> compare_chart_data(const nlohmann::json& a, const nlohmann::json& b,
+// `label_b` (e.g. the file names). Errors (kInvalidArgument): one sweep closed loop, the other
+// open loop.
+core::Result<nlohmann::json> compare_chart_data(const SweepDocument& a, const SweepDocument& b,
                                                 const std::string& label_a,
                                                 const std::string& label_b);
-core::Result<std::string> render_compare_html(const nlohmann::json& a, const nlohmann::json& b,
+core::Result<std::string> render_compare_html(const SweepDocument& a, const SweepDocument& b,
                                               const std::string& label_a,
                                               const std::string& label_b);
 

@@ -53,7 +53,7 @@ TEST(RunStats, ConnectAndStatusErrorsAreNotRequestFailures) {
 TEST(RunResult, LittlesLawFromThroughputAndMeanLatency) {
   RunResult r;
   r.duration_s = 2.0;
-  r.concurrency = 4;
+  r.connections = 4;
   for (int i = 0; i < 2000; ++i) {  // 1000 req/s at 4 ms each: N = 4
     ++r.stats.completed;
     r.stats.latency_ns.record(4'000'000);

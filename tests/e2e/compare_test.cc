@@ -4,12 +4,14 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 
+#include "support/scripted_server.h"
 #include "support/subprocess.h"
 
 namespace knee {
@@ -88,7 +90,11 @@ TEST_F(CompareTest, SweepsWithOneAndTwoThreadsSideBySide) {
 TEST_F(CompareTest, BadFilesAreBadInput) {
   std::ofstream(path("newer.json")) << R"({"schema_version": 99, "kind": "sweep", "levels": []})";
   std::ofstream(path("broken.json")) << "{not json";
-  std::ofstream(path("ok.json")) << R"({"schema_version": 1, "kind": "sweep", "levels": []})";
+  // A valid document of any kind: both files are read before they are compared.
+  auto little =
+      testing::run_process({KNEE_BINARY, "model", "little", "--n", "4", "--x", "2", "--json"});
+  ASSERT_EQ(little.exit_code, 0) << little.err;
+  std::ofstream(path("ok.json")) << little.out;
   for (const auto& [file, words] :
        std::vector<std::pair<std::string, std::string>>{{"newer.json", "schema_version 99"},
                                                         {"broken.json", "not valid JSON"},
@@ -97,6 +103,31 @@ TEST_F(CompareTest, BadFilesAreBadInput) {
     EXPECT_EQ(r.exit_code, 2) << file;
     EXPECT_NE(r.err.find(words), std::string::npos) << r.err;
   }
+}
+
+}  // namespace
+}  // namespace knee
+
+namespace knee {
+namespace {
+
+// `knee report FILE.json` prints, byte for byte, what the sweep printed when it wrote FILE.json:
+// one document, one renderer.
+TEST(ReportTest, ASavedSweepReRendersAsItWasPrinted) {
+  testing::ScriptedServer server([](int, int, const std::string&) {
+    return testing::Action::respond(testing::ok_response(), std::chrono::milliseconds(1));
+  });
+  char dir[] = "/tmp/knee-rerender-XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  const std::string file = std::string(dir) + "/s.json";
+  auto sweep = testing::run_process({KNEE_BINARY, "sweep", server.url("/"), "--levels", "1,2,4",
+                                     "-d", "0.3s", "-w", "0", "--json", file});
+  ASSERT_EQ(sweep.exit_code, 0) << sweep.err;
+  auto again = testing::run_process({KNEE_BINARY, "report", file});
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_EQ(again.out, sweep.out);
+  std::remove(file.c_str());
+  ::rmdir(dir);
 }
 
 }  // namespace

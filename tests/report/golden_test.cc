@@ -99,58 +99,61 @@ void expect_golden(const std::string& name, const std::string& actual) {
 
 TEST(Golden, RunText) { expect_golden("run.txt", render_run_text(testing::golden_run_report())); }
 
-TEST(Golden, RunJson) {
-  expect_golden("run.json", run_to_json(testing::golden_run_report()).dump(2) + "\n");
-}
+std::string json_of(const Document& doc) { return to_json(doc).dump(2) + "\n"; }
+
+TEST(Golden, RunJson) { expect_golden("run.json", json_of(testing::golden_run_report())); }
 
 TEST(Golden, OpenLoopRunText) {
   expect_golden("open_run.txt", render_run_text(testing::golden_open_run_report()));
 }
 
 TEST(Golden, OpenLoopRunJson) {
-  expect_golden("open_run.json", run_to_json(testing::golden_open_run_report()).dump(2) + "\n");
+  expect_golden("open_run.json", json_of(testing::golden_open_run_report()));
 }
 
 TEST(Golden, SweepText) {
   expect_golden("sweep.txt", render_sweep_text(testing::golden_sweep_report()));
 }
 
-TEST(Golden, SweepJson) {
-  expect_golden("sweep.json", sweep_to_json(testing::golden_sweep_report()).dump(2) + "\n");
-}
+TEST(Golden, SweepJson) { expect_golden("sweep.json", json_of(testing::golden_sweep_report())); }
 
 // The golden sweep against a copy, both as if measured with 3 repeats (ranges +-3 % around
 // each figure), where b's levels 16 and 32 are 10 % slower (ranges apart: "b lower"), its p99 at
 // 8 is 2 % higher (ranges overlap: "within") and level 1 is missing; read back from JSON as
 // `knee report a.json b.json` reads it.
-Comparison golden_comparison() {
-  nlohmann::json a = sweep_to_json(testing::golden_sweep_report());
-  a["params"]["repeats"] = 3;
-  for (auto& level : a["levels"]) {
-    level["repeats"] = 3;
-    auto& ranges = level["ranges"];
-    for (auto* r :
-         {&ranges["throughput_rps"], &ranges["latency_ns"]["p50"], &ranges["latency_ns"]["p90"],
-          &ranges["latency_ns"]["p99"], &ranges["latency_ns"]["p999"]}) {
-      (*r)["min"] = (*r)["median"].get<double>() * 0.97;
-      (*r)["max"] = (*r)["median"].get<double>() * 1.03;
+ComparisonDocument golden_comparison() {
+  SweepDocument a = testing::golden_sweep_report();
+  a.params.repeats = 3;
+  for (LevelFigures& level : a.levels) {
+    level.repeats = 3;
+    for (Range* r :
+         {&level.ranges.throughput_rps, &level.ranges.latency_ns.p50, &level.ranges.latency_ns.p90,
+          &level.ranges.latency_ns.p99, &level.ranges.latency_ns.p999}) {
+      r->min = r->median * 0.97;
+      r->max = r->median * 1.03;
     }
   }
-  nlohmann::json b = a;
-  b["params"]["threads"] = 2;
-  b["levels"].erase(0);
-  auto scale = [](nlohmann::json& r, double f) {
-    for (const char* k : {"median", "min", "max"}) r[k] = r[k].get<double>() * f;
+  SweepDocument b = a;
+  b.params.threads = 2;
+  b.levels.erase(b.levels.begin());
+  auto scale = [](Range& r, double f) {
+    r.median *= f;
+    r.min *= f;
+    r.max *= f;
   };
-  for (auto& level : b["levels"]) {
-    const int n = level["concurrency"].get<int>();
-    if (n >= 16) scale(level["ranges"]["throughput_rps"], 0.9);
-    if (n == 8) scale(level["ranges"]["latency_ns"]["p99"], 1.02);
+  for (LevelFigures& level : b.levels) {
+    const int n = level.median.concurrency.value_or(0);
+    if (n >= 16) scale(level.ranges.throughput_rps, 0.9);
+    if (n == 8) scale(level.ranges.latency_ns.p99, 1.02);
   }
-  auto sa = compare_side_from_json(a, "a.json");
-  auto sb = compare_side_from_json(b, "b.json");
-  EXPECT_TRUE(sa && sb);
-  auto c = compare(std::move(sa).value(), std::move(sb).value());
+  auto read_back = [](const SweepDocument& d, const std::string& label) {
+    auto doc = from_json(to_json(d), label);
+    EXPECT_TRUE(doc) << doc.status().message();
+    auto side = compare_side(*doc, label);
+    EXPECT_TRUE(side) << side.status().message();
+    return std::move(side).value();
+  };
+  auto c = compare(read_back(a, "a.json"), read_back(b, "b.json"));
   EXPECT_TRUE(c) << c.status().message();
   return std::move(c).value();
 }
@@ -159,9 +162,7 @@ TEST(Golden, CompareText) {
   expect_golden("compare.txt", render_compare_text(golden_comparison()));
 }
 
-TEST(Golden, CompareJson) {
-  expect_golden("compare.json", compare_to_json(golden_comparison()).dump(2) + "\n");
-}
+TEST(Golden, CompareJson) { expect_golden("compare.json", json_of(golden_comparison())); }
 
 TEST(GoldenDiff, ShowsChangedLinesWithContext) {
   std::string d = line_diff("a\nb\nc\nd\ne\nf\ng\n", "a\nb\nc\nD\ne\nf\ng\n");

@@ -57,7 +57,7 @@ core::ResourceUse server_use(double server_cpu_pct) {
 
 core::RunResult base_run(int concurrency, int64_t ok, double mean_ns) {
   core::RunResult r;
-  r.concurrency = concurrency;
+  r.connections = concurrency;
   r.threads = 1;
   r.duration_s = kDurationS;
   r.measure_start_epoch_s = 1'795'000'000.0;
@@ -111,6 +111,7 @@ core::RunResult synthetic_open_run(double rate_rps, double mean_ms) {
   core::RunResult r = base_run(16, ok, mean_ms * 1e6);
   r.target_rate_rps = rate_rps;
   core::RunStats& s = r.stats;
+  s.scheduled = s.sent;
   s.sent_in_phase = s.sent;
   s.ok_completed_in_phase = s.completed;
   record_spread(s.service_time_ns, ok, mean_ms * 0.8e6);
@@ -140,22 +141,22 @@ report::LoadParams fixed_params(const std::string& url, int repeats) {
 
 }  // namespace
 
-report::RunReport golden_run_report() {
+report::RunDocument golden_run_report() {
   report::LoadParams p = fixed_params("http://127.0.0.1:8080/tracking?no=G{conn}-{seq}", 3);
   std::vector<core::RunResult> runs = {synthetic_closed_run(10, 2900, 3.45, 0, -1),
                                        synthetic_closed_run(10, 2950, 3.39, 0, -1),
                                        synthetic_closed_run(10, 2800, 3.57, 1, -1)};
-  return report::analyse_run(p.url, "2026-11-29T12:00:00Z", p, std::move(runs), fixed_host());
+  return report::analyse_run(p.url, "2026-11-29T12:00:00Z", p, runs, fixed_host());
 }
 
-report::RunReport golden_open_run_report() {
+report::RunDocument golden_open_run_report() {
   report::LoadParams p = fixed_params("http://127.0.0.1:8080/fast", 1);
   p.arrival = "poisson";
   std::vector<core::RunResult> runs = {synthetic_open_run(1000, 0.4)};
-  return report::analyse_run(p.url, "2026-11-29T12:05:00Z", p, std::move(runs), fixed_host());
+  return report::analyse_run(p.url, "2026-11-29T12:05:00Z", p, runs, fixed_host());
 }
 
-report::SweepReport golden_sweep_report() {
+report::SweepDocument golden_sweep_report() {
   report::LoadParams p = fixed_params("http://127.0.0.1:8080/tracking?no=G{conn}-{seq}", 1);
   // N, X (req/s), mean R (ms) with X * R ~= N, server CPU %.
   const struct {
@@ -173,7 +174,7 @@ report::SweepReport golden_sweep_report() {
   return report::analyse_sweep(
       "built-in lab server (knee serve, pid 4242): 1 event-loop thread, each tracking request "
       "waits 3ms on a timer then burns 0.25ms of CPU",
-      "2026-11-29T12:10:00Z", p, std::move(runs), fixed_host());
+      "2026-11-29T12:10:00Z", p, runs, fixed_host());
 }
 
 }  // namespace knee::testing

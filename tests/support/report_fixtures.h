@@ -9,7 +9,7 @@
 
 #include "core/run_stats.h"
 #include "probes/host_context.h"
-#include "report/model.h"
+#include "report/analyse.h"
 
 namespace knee::testing {
 
@@ -26,10 +26,10 @@ core::RunResult synthetic_closed_run(int concurrency, double throughput_rps, dou
 core::RunResult synthetic_open_run(double rate_rps, double mean_ms);
 
 // `knee run -c 10 --repeat 3` against the synthetic server.
-report::RunReport golden_run_report();
+report::RunDocument golden_run_report();
 // `knee run -r 1000` (open loop, one run).
-report::RunReport golden_open_run_report();
+report::RunDocument golden_open_run_report();
 // `knee sweep --levels 1,2,4,8,16,32`, one run per level, server sampled, 2 timeouts at 32.
-report::SweepReport golden_sweep_report();
+report::SweepDocument golden_sweep_report();
 
 }  // namespace knee::testing

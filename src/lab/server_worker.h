@@ -1,11 +1,11 @@
-// One event-loop thread of the lab server: it owns an SO_REUSEPORT listener, the connections it
-// accepted, their timers, and its counters. LabServer creates the workers, runs each on its own
-// thread, and stops them through ServerShared::stop plus wake().
+// ServerWorker: one event-loop thread of the lab server: it owns an SO_REUSEPORT listener, the
+// connections it accepted, their timers, and its counters. LabServer creates the workers, runs each
+// on its own thread, and stops them through ServerShared::stop plus wake().
 //
 // Connections live in slots that are reused (their buffers with them, so a steady load allocates
-// nothing per request). Epoll tags and timer entries carry (slot, generation); a slot's
-// generation changes when its connection closes, so late events and timers for a closed
-// connection are recognised and ignored.
+// nothing per request); bytes move through net::Transport. Epoll tags and timer entries carry a
+// net::EventTag (slot, generation); a slot's generation changes when its connection closes, so
+// late events and timers for a closed connection are recognised and ignored.
 //
 // Thread-safety: run() on one thread; wake() from any thread. Counters are written by their
 // worker only (relaxed load + store) and read by any worker with relaxed loads for /health.
@@ -24,6 +24,7 @@
 #include "lab/response.h"
 #include "net/event_loop.h"
 #include "net/socket.h"
+#include "net/transport.h"
 
 namespace knee::http {
 struct RequestHead;
@@ -48,15 +49,15 @@ struct ServerShared {
 
 struct Connection;
 
-class Worker {
+class ServerWorker {
  public:
   // Creates the worker's event loop and registers `listener` (which it then owns). `index`
   // selects its counters in `shared`. Errors: kIoError from epoll.
-  static core::Result<std::unique_ptr<Worker>> create(const ServerShared& shared, int index,
-                                                      net::Fd listener);
-  ~Worker();
-  Worker(const Worker&) = delete;
-  Worker& operator=(const Worker&) = delete;
+  static core::Result<std::unique_ptr<ServerWorker>> create(const ServerShared& shared, int index,
+                                                            net::Fd listener);
+  ~ServerWorker();
+  ServerWorker(const ServerWorker&) = delete;
+  ServerWorker& operator=(const ServerWorker&) = delete;
 
   // Serves until shared.stop is set, then drains. Returns true after a clean drain; false when
   // the drain timed out with requests in flight (they were cut off) or epoll failed.
@@ -66,19 +67,15 @@ class Worker {
   void wake() { loop_.wake(); }
 
  private:
-  struct TimerRef {
-    uint32_t slot;
-    uint32_t generation;
-  };
   enum class Step : uint8_t { kNeedBytes, kProgress };
 
-  Worker(const ServerShared& shared, int index, net::EventLoop loop, net::Fd listener);
+  ServerWorker(const ServerShared& shared, int index, net::EventLoop loop, net::Fd listener);
 
   std::optional<core::TimePoint> next_deadline() const;
   void dispatch(const epoll_event& event);
   void accept_all();
   void pause_accepting();
-  void open_connection(net::Fd fd);
+  void open_connection(net::Fd fd);  // an accepted socket
   void close_connection(Connection& c);
   void start_closing(Connection& c);
   void linger(Connection& c);
@@ -90,7 +87,7 @@ class Worker {
   void respond_fixed(Connection& c, const FixedResponse& r, ConnectionMode mode, bool head_only);
   void respond(Connection& c, int status, ConnectionMode mode, bool head_only);
   ConnectionMode mode_for(bool keep_alive, int minor_version) const;
-  void on_timer(TimerRef ref);
+  void on_timer(net::EventTag ref);
   void begin_drain();
   void force_close_all();
   void count_request();
@@ -105,7 +102,7 @@ class Worker {
   std::vector<std::unique_ptr<Connection>> slots_;
   std::vector<uint32_t> free_slots_;
   size_t live_ = 0;  // connections not free
-  net::TimerHeap<TimerRef> timers_;
+  net::TimerHeap<net::EventTag> timers_;
   bool draining_ = false;
   core::TimePoint drain_deadline_{};
   bool cut_off_ = false;  // the drain timed out with requests in flight

@@ -1,4 +1,4 @@
-#include "engine/probe.h"
+#include "engine/request_phases.h"
 
 #include <fmt/format.h>
 #include <poll.h>
@@ -7,10 +7,12 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <memory>
 
 #include "core/run_stats.h"
 #include "http/response_parser.h"
 #include "net/socket.h"
+#include "net/transport.h"
 
 namespace knee::engine {
 namespace {
@@ -20,7 +22,7 @@ using core::Result;
 using core::Status;
 using core::TimePoint;
 
-constexpr size_t idx(ProbePhase p) { return static_cast<size_t>(p); }
+constexpr size_t idx(RequestPhase p) { return static_cast<size_t>(p); }
 
 // Milliseconds for poll(2) until `deadline`, rounded up so poll never wakes early; 0 when past.
 int poll_ms(const core::ClockSource& clock, TimePoint deadline) {
@@ -44,19 +46,10 @@ int wait_for(int fd, short events, const core::ClockSource& clock, TimePoint dea
   }
 }
 
-// The errno name at the end of a Status message "... (ECONNREFUSED)", else the whole message.
-std::string cause_of(const std::string& message) {
-  const size_t open = message.rfind('(');
-  if (!message.empty() && message.back() == ')' && open != std::string::npos) {
-    return message.substr(open + 1, message.size() - open - 2);
-  }
-  return message;
-}
-
-// One probe run's state: the connection kept between attempts (with reuse) and the clock.
-class Prober {
+// One measurement's state: the connection kept between attempts (with reuse) and the clock.
+class PhaseTimer {
  public:
-  Prober(const ProbeOptions& options, const core::ClockSource& clock)
+  PhaseTimer(const RequestPhasesOptions& options, const core::ClockSource& clock)
       : options_(options), clock_(clock) {}
 
   Status compile() {
@@ -68,8 +61,8 @@ class Prober {
 
   // Runs attempt number `seq` (0-based). A Status only when the target cannot be reached on the
   // first attempt; everything else lands in the attempt.
-  Result<ProbeAttempt> attempt(uint64_t seq) {
-    ProbeAttempt a;
+  Result<RequestAttempt> attempt(uint64_t seq) {
+    RequestAttempt a;
     a.at_ns.fill(kNotMeasured);
     const TimePoint start = clock_.now();
     const TimePoint deadline = start + options_.timeout;
@@ -78,17 +71,17 @@ class Prober {
       a.ok = false;
       a.error_kind = std::string(core::error_kind_name(kind));
       a.error_cause = std::move(cause);
-      fd_.reset();  // a failed exchange leaves the connection's framing unknown
+      conn_.reset();  // a failed exchange leaves the connection's framing unknown
       return a;
     };
 
-    if (fd_.valid()) {
+    if (conn_) {
       // A kept connection the server closed while idle (keep-alive timeout) is readable with EOF
       // or an error: open a new one, as curl does, rather than count a failure.
-      pollfd p{fd_.get(), POLLIN | POLLRDHUP, 0};
-      if (::poll(&p, 1, 0) > 0) fd_.reset();
+      pollfd p{conn_->fd(), POLLIN | POLLRDHUP, 0};
+      if (::poll(&p, 1, 0) > 0) conn_.reset();
     }
-    if (!fd_.valid()) {
+    if (!conn_) {
       a.new_connection = true;
       const http::Url& url = options_.request.url;
       auto address = net::resolve(url.host, url.port);
@@ -96,15 +89,17 @@ class Prober {
         if (seq == 0) return unreachable(address.status().message());
         return fail(ErrorKind::kConnect, address.status().message());
       }
-      a.at_ns[idx(ProbePhase::kNameLookup)] = since_start();
+      a.at_ns[idx(RequestPhase::kNameLookup)] = since_start();
       if (address_.empty()) address_ = address->to_string();
-      auto fd = net::connect_nonblocking(*address);
+      auto fd = net::connect_tcp(*address);
       if (!fd) {  // socket() failed, or connect() failed at once
         if (seq == 0) return unreachable(fd.status().message());
-        return fail(ErrorKind::kConnect, cause_of(fd.status().message()));
+        const int err = fd.status().os_error();
+        return fail(ErrorKind::kConnect, err != 0 ? core::errno_name(err) : fd.status().message());
       }
       ++connections_;
-      const int revents = wait_for(fd->get(), POLLOUT, clock_, deadline);
+      auto transport = std::make_unique<net::TcpTransport>(std::move(fd).value());
+      const int revents = wait_for(transport->fd(), POLLOUT, clock_, deadline);
       if (revents == 0) {
         if (seq == 0) {
           return unreachable(fmt::format("connect {}: no answer within --timeout {} ms",
@@ -113,48 +108,47 @@ class Prober {
         }
         return fail(ErrorKind::kTimeout, "connect");
       }
-      const int err = revents < 0 ? errno : net::connect_error(fd->get());
+      const net::IoResult connected = transport->finish_connect();
+      const int err = revents < 0 ? errno : connected.error;
       if (err != 0) {
         if (seq == 0) {
           return unreachable(Status::from_errno("connect " + address->to_string(), err).message());
         }
         return fail(ErrorKind::kConnect, core::errno_name(err));
       }
-      a.at_ns[idx(ProbePhase::kConnect)] = since_start();
-      fd_ = std::move(fd).value();
+      a.at_ns[idx(RequestPhase::kConnect)] = since_start();
+      conn_ = std::move(transport);
     }
 
     // The request: {conn} expands to the connection number (0-based), {seq} to the attempt's.
     request_.render(static_cast<uint64_t>(connections_ - 1), seq, wire_);
     parser_.reset(request_.is_head());
-    a.at_ns[idx(ProbePhase::kPreTransfer)] = since_start();
+    a.at_ns[idx(RequestPhase::kPreTransfer)] = since_start();
     size_t written = 0;
     while (written < wire_.size()) {
-      const ssize_t n =
-          ::send(fd_.get(), wire_.data() + written, wire_.size() - written, MSG_NOSIGNAL);
-      if (n > 0) {
-        written += static_cast<size_t>(n);
+      const net::IoResult w = conn_->send_some(std::string_view(wire_).substr(written));
+      if (w.status == net::IoStatus::kDone) {
+        written += w.bytes;
         continue;
       }
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-        const int revents = wait_for(fd_.get(), POLLOUT, clock_, deadline);
+      if (w.status == net::IoStatus::kWouldBlock) {
+        const int revents = wait_for(conn_->fd(), POLLOUT, clock_, deadline);
         if (revents == 0) return fail(ErrorKind::kTimeout, "write");
         if (revents < 0) return fail(ErrorKind::kWrite, core::errno_name(errno));
         continue;
       }
-      return fail(ErrorKind::kWrite, core::errno_name(n < 0 ? errno : EPIPE));
+      return fail(ErrorKind::kWrite, core::errno_name(w.error != 0 ? w.error : EPIPE));
     }
-    a.at_ns[idx(ProbePhase::kPostTransfer)] = since_start();
+    a.at_ns[idx(RequestPhase::kPostTransfer)] = since_start();
 
     char buf[16 * 1024];
     for (;;) {
-      const ssize_t n = ::recv(fd_.get(), buf, sizeof buf, 0);
-      if (n > 0) {
-        if (a.at(ProbePhase::kStartTransfer) == kNotMeasured) {
-          a.at_ns[idx(ProbePhase::kStartTransfer)] = since_start();
+      const net::IoResult r = conn_->recv_some(buf);
+      if (r.status == net::IoStatus::kDone) {
+        if (a.at(RequestPhase::kStartTransfer) == kNotMeasured) {
+          a.at_ns[idx(RequestPhase::kStartTransfer)] = since_start();
         }
-        const size_t len = static_cast<size_t>(n);
+        const size_t len = r.bytes;
         const size_t used = parser_.feed(buf, len);
         if (parser_.state() == http::ResponseParser::State::kError) {
           a.status_code = parser_.status_code();
@@ -166,7 +160,7 @@ class Prober {
         }
         continue;
       }
-      if (n == 0) {
+      if (r.status == net::IoStatus::kClosed) {
         const bool any = parser_.received_any();
         if (parser_.on_eof() == http::ResponseParser::State::kComplete) {
           return complete(a, since_start(), false);
@@ -174,9 +168,8 @@ class Prober {
         a.status_code = parser_.status_code();
         return fail(any ? ErrorKind::kEofMidResponse : ErrorKind::kClosedBeforeResponse, "EOF");
       }
-      if (errno == EINTR) continue;
-      if (errno == EAGAIN || errno == EWOULDBLOCK) {
-        const int revents = wait_for(fd_.get(), POLLIN, clock_, deadline);
+      if (r.status == net::IoStatus::kWouldBlock) {
+        const int revents = wait_for(conn_->fd(), POLLIN, clock_, deadline);
         if (revents == 0) {
           a.status_code = parser_.status_code();
           return fail(ErrorKind::kTimeout,
@@ -185,9 +178,8 @@ class Prober {
         if (revents < 0) return fail(ErrorKind::kRead, core::errno_name(errno));
         continue;  // readable, or an error/hang-up that recv will report
       }
-      const int err = errno;
       return fail(parser_.received_any() ? ErrorKind::kRead : ErrorKind::kClosedBeforeResponse,
-                  core::errno_name(err));
+                  core::errno_name(r.error));
     }
   }
 
@@ -195,160 +187,60 @@ class Prober {
   const std::string& address() const { return address_; }
 
  private:
-  // The first attempt could not resolve or connect: the probe cannot happen at all.
+  // The first attempt could not resolve or connect: nothing can be measured.
   Status unreachable(const std::string& why) const {
     return Status::unavailable(
         fmt::format("cannot reach {}: {}", options_.request.url.to_string(), why));
   }
 
-  ProbeAttempt complete(ProbeAttempt& a, int64_t now_ns, bool keep) {
-    a.at_ns[idx(ProbePhase::kTotal)] = now_ns;
+  RequestAttempt complete(RequestAttempt& a, int64_t now_ns, bool keep) {
+    a.at_ns[idx(RequestPhase::kTotal)] = now_ns;
     a.ok = true;
     a.status_code = parser_.status_code();
     a.body_bytes = parser_.body_bytes();
-    if (!keep || !options_.reuse) fd_.reset();
+    if (!keep || !options_.reuse) conn_.reset();
     return a;
   }
 
-  const ProbeOptions& options_;
+  const RequestPhasesOptions& options_;
   const core::ClockSource& clock_;
   http::RequestTemplate request_;
   http::ResponseParser parser_;
-  net::Fd fd_;
+  std::unique_ptr<net::Transport> conn_;  // the connection kept between attempts (reuse)
   std::string wire_;
   std::string address_;
   int connections_ = 0;
 };
 
-ProbePhaseStats stats_of(const core::Histogram& at, const core::Histogram& phase) {
-  ProbePhaseStats s;
-  s.count = at.count();
-  s.min_ns = at.min();
-  s.median_ns = at.value_at_percentile(50);
-  s.p99_ns = at.value_at_percentile(99);
-  s.max_ns = at.max();
-  s.phase_min_ns = phase.min();
-  s.phase_median_ns = phase.value_at_percentile(50);
-  s.phase_p99_ns = phase.value_at_percentile(99);
-  return s;
-}
-
 }  // namespace
 
-const char* probe_phase_key(ProbePhase p) {
-  switch (p) {
-    case ProbePhase::kNameLookup:
-      return "namelookup";
-    case ProbePhase::kConnect:
-      return "connect";
-    case ProbePhase::kAppConnect:
-      return "appconnect";
-    case ProbePhase::kPreTransfer:
-      return "pretransfer";
-    case ProbePhase::kPostTransfer:
-      return "posttransfer";
-    case ProbePhase::kStartTransfer:
-      return "starttransfer";
-    case ProbePhase::kTotal:
-      return "total";
-  }
-  return "?";
-}
-
-const char* probe_phase_curl_name(ProbePhase p) {
-  switch (p) {
-    case ProbePhase::kNameLookup:
-      return "time_namelookup";
-    case ProbePhase::kConnect:
-      return "time_connect";
-    case ProbePhase::kAppConnect:
-      return "time_appconnect";
-    case ProbePhase::kPreTransfer:
-      return "time_pretransfer";
-    case ProbePhase::kPostTransfer:
-      return "time_posttransfer";
-    case ProbePhase::kStartTransfer:
-      return "time_starttransfer";
-    case ProbePhase::kTotal:
-      return "time_total";
-  }
-  return "?";
-}
-
-const char* probe_phase_words(ProbePhase p) {
-  switch (p) {
-    case ProbePhase::kNameLookup:
-      return "DNS lookup";
-    case ProbePhase::kConnect:
-      return "TCP connect";
-    case ProbePhase::kAppConnect:
-      return "TLS handshake";
-    case ProbePhase::kPreTransfer:
-      return "ready to send";
-    case ProbePhase::kPostTransfer:
-      return "request sent";
-    case ProbePhase::kStartTransfer:
-      return "first byte";
-    case ProbePhase::kTotal:
-      return "complete";
-  }
-  return "?";
-}
-
-Status ProbeOptions::validate() const {
+Status RequestPhasesOptions::validate() const {
   if (request.url.scheme == "https") {
-    return Status::invalid_argument("https is not supported yet: knee has no TLS; use http://");
+    return Status::invalid_field("url", "https is not supported yet: knee has no TLS; use http://");
   }
   if (request.url.scheme != "http") {
-    return Status::invalid_argument(
-        fmt::format("URL {}: only http:// is supported", request.url.to_string()));
+    return Status::invalid_field(
+        "url", fmt::format("{}: only http:// is supported", request.url.to_string()));
   }
   if (count < 1 || count > 100'000) {
-    return Status::invalid_argument(
-        fmt::format("-n/--count: {} attempts; give a count from 1 to 100000", count));
+    return Status::invalid_field("count",
+                                 fmt::format("{} attempts; give a count from 1 to 100000", count));
   }
   if (timeout.count() <= 0) {
-    return Status::invalid_argument("--timeout: give a duration > 0, like 5s or 500ms");
+    return Status::invalid_field("timeout", "give a duration > 0, like 5s or 500ms");
   }
   return Status::ok();
 }
 
-int64_t ProbeAttempt::phase_ns(ProbePhase p) const {
-  const int64_t end = at(p);
-  if (end == kNotMeasured) return kNotMeasured;
-  for (size_t i = idx(p); i-- > 0;) {
-    if (at_ns[i] != kNotMeasured) return end - at_ns[i];
-  }
-  return end;
-}
-
-std::array<ProbePhaseStats, kProbePhaseCount> summarise_probe(
-    const std::vector<ProbeAttempt>& attempts) {
-  std::array<ProbePhaseStats, kProbePhaseCount> out{};
-  core::Histogram at = core::Histogram::for_latency();
-  core::Histogram phase = core::Histogram::for_latency();
-  for (size_t i = 0; i < kProbePhaseCount; ++i) {
-    at.reset();
-    phase.reset();
-    const auto p = static_cast<ProbePhase>(i);
-    for (const ProbeAttempt& a : attempts) {
-      if (!a.ok || a.at(p) == kNotMeasured) continue;
-      at.record(std::max<int64_t>(0, a.at(p)));
-      phase.record(std::max<int64_t>(0, a.phase_ns(p)));
-    }
-    out[i] = stats_of(at, phase);
-  }
-  return out;
-}
-
-Result<ProbeResult> run_probe(const ProbeOptions& options, const core::ClockSource& clock) {
+Result<RequestPhasesResult> measure_request_phases(const RequestPhasesOptions& options,
+                                                   const core::ClockSource& clock) {
   if (Status s = options.validate(); !s) return s;
-  Prober prober(options, clock);
-  if (Status s = prober.compile(); !s) return s;
-  ProbeResult r;
+  PhaseTimer timer(options, clock);
+  if (Status s = timer.compile(); !s) return s;
+  RequestPhasesResult r;
   r.attempts.reserve(static_cast<size_t>(options.count));
   for (int k = 0; k < options.count; ++k) {
-    auto a = prober.attempt(static_cast<uint64_t>(k));
+    auto a = timer.attempt(static_cast<uint64_t>(k));
     if (!a) return a.status();
     if (a->ok) {
       ++r.ok;
@@ -359,9 +251,9 @@ Result<ProbeResult> run_probe(const ProbeOptions& options, const core::ClockSour
     }
     r.attempts.push_back(std::move(a).value());
   }
-  r.address = prober.address();
-  r.connections = prober.connections();
-  r.phases = summarise_probe(r.attempts);
+  r.address = timer.address();
+  r.connections = timer.connections();
+  r.phases = summarise_attempts(r.attempts);
   return r;
 }
 

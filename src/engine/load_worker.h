@@ -1,13 +1,13 @@
-// Worker: one worker thread of a load run. It owns an event loop, a slice of the run's
-// connections and the RunStats it records into; nothing on its hot path is shared.
+// LoadWorker: one worker thread of a load run. It owns an event loop, a slice of the run's
+// connection slots, a feeder (feeder.h) that decides when requests go out, and the RunStats it
+// records into; nothing on its hot path is shared.
 //
-// Closed loop: each connection cycles connect -> send -> receive -> send ... with exactly one
-// request in flight, so the connections are the N of Little's law.
-// Open loop: the worker's share of one global ArrivalSchedule releases requests at their intended
-// send times into a FIFO backlog; idle connections (opened on demand up to the worker's maximum)
-// take them in order. Latency runs from the intended time, so time spent waiting for a connection
-// or for a late event loop is measured, not omitted; service time and send lag are recorded
-// beside it.
+// The worker is the connection state machine: free -> connecting -> idle -> sending ->
+// receiving -> idle ... or closed. Bytes move through net::Transport. It asks the feeder what to
+// send (closed loop: the next request at once; open loop: the schedule's), and tells it when a
+// slot becomes idle or free. Latency runs from the intended send time the feeder gives, so time
+// spent waiting for a connection or for a late event loop is measured, not omitted; service time
+// and send lag are recorded beside it.
 //
 // Failures are outcomes to count (RunStats::count_error) followed by a reconnect, never
 // exceptions. Thread-safety: construct and run() on one thread; read stats() after run() returns.
@@ -15,7 +15,7 @@
 
 #include <atomic>
 #include <cstdint>
-#include <deque>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -23,28 +23,22 @@
 #include "core/clock.h"
 #include "core/run_stats.h"
 #include "core/status.h"
+#include "engine/feeder.h"
 #include "engine/live.h"
 #include "engine/schedule.h"
 #include "http/request.h"
 #include "http/response_parser.h"
 #include "net/event_loop.h"
 #include "net/socket.h"
+#include "net/transport.h"
 
 namespace knee::engine {
-
-// The time boundaries of a run, shared by every worker (see load.h).
-struct Phases {
-  core::TimePoint start;
-  core::TimePoint measure_from;   // start + warmup
-  core::TimePoint measure_until;  // measure_from + duration: nothing is sent after this
-  core::Nanos grace{0};           // how long requests still in the system may finish
-};
 
 struct WorkerConfig {
   net::SocketAddress address;
   const http::RequestTemplate* request = nullptr;  // shared, read-only
-  uint64_t first_connection = 0;  // global index of this worker's first connection ({conn})
-  int connections = 1;            // closed loop: exactly this many; open loop: at most
+  uint64_t first_connection = 0;  // global index of this worker's first slot ({conn})
+  int connections = 1;            // slots: closed loop exactly this many; open loop at most
   core::Nanos timeout{0};
   Phases phases;
   const core::ClockSource* clock = nullptr;
@@ -53,7 +47,7 @@ struct WorkerConfig {
   std::optional<ArrivalSchedule> schedule;
   // Record per-interval latency histograms of this length (0: none).
   core::Nanos interval{0};
-  // Open loop: busy-poll this long before each intended send (LoadOptions::spin).
+  // Busy-poll this long before the feeder's next intended send (LoadOptions::spin).
   core::Nanos spin{0};
   // Where to publish live figures every kPublishEvery (engine/live.h); none when null.
   WorkerLive* live = nullptr;
@@ -66,26 +60,38 @@ struct IntervalCounts {
   std::vector<std::pair<int64_t, int64_t>> counts;
 };
 
-class Worker {
+class LoadWorker final : public ConnectionPool {
  public:
-  explicit Worker(WorkerConfig config);
+  explicit LoadWorker(WorkerConfig config);
+  ~LoadWorker() override;
+  LoadWorker(const LoadWorker&) = delete;  // its feeder and counters refer to its phases
+  LoadWorker& operator=(const LoadWorker&) = delete;
 
   // Drives the connections until the run ends. Errors: kIoError if the event loop cannot be
   // created or waited on; everything on the wire is counted in stats() instead.
   core::Status run();
-  const core::RunStats& stats() const { return stats_; }
+  const core::RunStats& result() const { return stats_; }
   const std::vector<IntervalCounts>& intervals() const { return intervals_; }
   bool interrupted() const { return interrupted_; }
 
+  // ConnectionPool, for the feeder.
+  uint32_t slots() const override { return static_cast<uint32_t>(conns_.size()); }
+  void open(uint32_t slot, core::TimePoint now) override;
+  void send(uint32_t slot, core::TimePoint now, core::TimePoint intended, bool measured) override;
+  void close(uint32_t slot) override;
+  void close_unbusy(core::TimePoint now) override;
+  InSystem& in_system() override { return in_system_; }
+  core::RunStats& stats() override { return stats_; }
+
  private:
-  enum class ConnState : uint8_t { kClosed, kConnecting, kIdle, kSending, kReceiving };
+  enum class ConnState : uint8_t { kFree, kConnecting, kIdle, kSending, kReceiving };
   struct Connection {
-    net::Fd fd;
-    ConnState state = ConnState::kClosed;
+    std::unique_ptr<net::Transport> transport;
+    ConnState state = ConnState::kFree;
     bool measured = false;     // the request in flight belongs to the measured phase
     bool write_armed = false;  // EPOLLOUT registered
     bool opened_before = false;
-    uint32_t generation = 0;  // bumps on every close, so stale retry timers are ignored
+    uint32_t generation = 0;  // bumps on every close: stale events and retry timers are ignored
     uint64_t seq = 0;         // per-connection request counter ({seq})
     size_t written = 0;
     core::TimePoint intended_at{};       // open loop: the schedule's time; closed loop: = sent_at
@@ -94,62 +100,45 @@ class Worker {
     std::string rendered;                // its bytes when the template has placeholders
     http::ResponseParser parser;
   };
-  struct Due {  // an open-loop request whose time has come, waiting for a connection
-    core::TimePoint intended_at;
-    bool measured;
-  };
-  struct Retry {
-    uint32_t index;
-    uint32_t generation;
-  };
 
-  bool open_loop() const { return config_.schedule.has_value(); }
-  void open(uint32_t i, core::TimePoint now);
-  void on_event(uint32_t i, uint32_t events);
+  bool busy(const Connection& c) const {
+    return c.state == ConnState::kSending || c.state == ConnState::kReceiving;
+  }
+  uint64_t tag(uint32_t slot) const { return net::EventTag{slot, conns_[slot].generation}.value(); }
+  void on_event(uint64_t tag, uint32_t events);
   void on_connected(uint32_t i);
-  void start_request(uint32_t i, core::TimePoint now, core::TimePoint intended, bool measured);
   void write_some(uint32_t i);
   void read_some(uint32_t i);
   void complete_request(uint32_t i, core::TimePoint now, bool can_reuse);
   void fail_request(uint32_t i, core::ErrorKind kind, std::string_view cause);
-  void after_request(uint32_t i, core::TimePoint now, bool can_reuse);
-  void close(uint32_t i);
-  void reconnect(uint32_t i, core::TimePoint now);
+  void end_request(uint32_t i, core::TimePoint now, bool can_reuse);
+  void drop(uint32_t i);  // closes slot i and reports it free at once
+  void retry_later(uint32_t i, core::TimePoint now);
   void check_timeouts(core::TimePoint now);
   void begin_stopping(core::TimePoint now);
-  void release_due(core::TimePoint now);
-  void dispatch_backlog(core::TimePoint now);
-  void abort_all();
-  void change_in_system(core::TimePoint now, int delta);
+  void abort_all(core::TimePoint now);
   void flush_interval();
-  bool in_measured_phase(core::TimePoint t) const {
-    return t >= config_.phases.measure_from && t < config_.phases.measure_until;
-  }
-  bool busy(const Connection& c) const {
-    return c.state == ConnState::kSending || c.state == ConnState::kReceiving;
-  }
 
   WorkerConfig config_;
+  std::unique_ptr<Feeder> feeder_;
   net::EventLoop* loop_ = nullptr;
   std::vector<Connection> conns_;
+  struct Retry {
+    uint32_t slot;
+    uint32_t generation;
+  };
   net::TimerHeap<Retry> retries_;
   std::vector<char> read_buffer_;
   core::RunStats stats_;
+  InSystem in_system_;
   bool stopping_ = false;
   bool interrupted_ = false;
-  size_t in_flight_ = 0;  // connections in kSending or kReceiving
-  // Open loop state.
-  std::deque<Due> backlog_;
-  std::vector<uint32_t> idle_;    // connections in kIdle, most recently used last
-  std::vector<uint32_t> closed_;  // slots free to open
-  size_t connecting_ = 0;         // connections in kConnecting
-  int64_t in_system_ = 0;         // requests waiting or in flight (all phases)
+  size_t in_flight_ = 0;  // slots in kSending or kReceiving
   // Interval histograms (config_.interval > 0).
   std::optional<core::Histogram> interval_hist_;
   size_t interval_index_ = 0;
   core::TimePoint interval_end_{};
   std::vector<IntervalCounts> intervals_;
-  core::TimePoint in_system_since_{};
 };
 
 }  // namespace knee::engine

@@ -1,4 +1,4 @@
-#include "cli/lab_child.h"
+#include "lab/server_process.h"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -15,7 +15,7 @@
 #include <cstring>
 #include <thread>
 
-namespace knee::cli {
+namespace knee::lab {
 
 using core::Result;
 using core::Status;
@@ -40,7 +40,8 @@ Status pin_to(const std::vector<int>& cpus) {
   return Status::ok();
 }
 
-Result<LabChild> LabChild::start(const std::vector<std::string>& serve_args, int server_cpu) {
+Result<ServerProcess> ServerProcess::start(const std::vector<std::string>& serve_args,
+                                           int server_cpu) {
   int pipefd[2];
   if (pipe2(pipefd, O_CLOEXEC) != 0) return Status::from_errno("pipe2", errno);
   char self[4096];
@@ -70,7 +71,7 @@ Result<LabChild> LabChild::start(const std::vector<std::string>& serve_args, int
     _exit(127);
   }
   close(pipefd[1]);
-  LabChild child(pid, 0, pipefd[0]);
+  ServerProcess child(pid, 0, pipefd[0]);
 
   // Read "listening on HOST:PORT\n" within 10 s.
   std::string line;
@@ -95,10 +96,10 @@ Result<LabChild> LabChild::start(const std::vector<std::string>& serve_args, int
   return child;
 }
 
-LabChild::LabChild(LabChild&& o) noexcept
+ServerProcess::ServerProcess(ServerProcess&& o) noexcept
     : pid_(std::exchange(o.pid_, -1)), port_(o.port_), out_fd_(std::exchange(o.out_fd_, -1)) {}
 
-void LabChild::stop() {
+void ServerProcess::stop() {
   if (pid_ > 0) {
     kill(pid_, SIGTERM);
     int status = 0;
@@ -119,6 +120,6 @@ void LabChild::stop() {
   }
 }
 
-LabChild::~LabChild() { stop(); }
+ServerProcess::~ServerProcess() { stop(); }
 
-}  // namespace knee::cli
+}  // namespace knee::lab

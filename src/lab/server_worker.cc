@@ -1,4 +1,4 @@
-#include "lab/worker.h"
+#include "lab/server_worker.h"
 
 #include <fmt/format.h>
 #include <netinet/in.h>
@@ -32,8 +32,8 @@ static_assert(kInBufferBytes >= http::kMaxHeadBytes + 1024);
 constexpr size_t kOutFlushBytes = 64 * 1024;
 constexpr size_t kMaxEvents = 256;
 constexpr int kMaxAcceptsPerEvent = 128;
-// Epoll tag of the listener; the loop keeps ~0 for its wake-up, connections use (gen << 32 | slot)
-// with slot < 2^32 - 2.
+// Epoll tag of the listener; the loop keeps ~0 for its wake-up, connections use net::EventTag
+// with slot <= EventTag::kMaxSlot.
 constexpr uint64_t kListenerTag = ~uint64_t{0} - 1;
 // After its last response a closing connection reads and drops what the client still sends, for
 // at most this long, so the response is not destroyed by a reset (lingering close, RFC 9112 §9.6).
@@ -45,7 +45,7 @@ constexpr uint32_t kConnectionEvents = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET
 constexpr std::string_view kJson = "application/json";
 
 uint64_t tag_of(uint32_t slot, uint32_t generation) {
-  return (uint64_t{generation} << 32) | uint64_t{slot};
+  return net::EventTag{slot, generation}.value();
 }
 
 }  // namespace
@@ -68,7 +68,7 @@ struct Connection {
   uint32_t slot;
   uint32_t generation = 0;
   ConnState state = ConnState::kFree;
-  net::Fd fd;
+  std::unique_ptr<net::Transport> transport;
   bool readable = false;           // edge-triggered: bytes may be waiting in the socket
   bool peer_shut = false;          // EPOLLRDHUP/HUP seen: an EOF is waiting behind any bytes
   bool close_after_write = false;  // the queued output ends with a "Connection: close" response
@@ -88,17 +88,18 @@ struct Connection {
   std::string pending_id;  // /tracking's no=, decoded
 };
 
-Result<std::unique_ptr<Worker>> Worker::create(const ServerShared& shared, int index,
-                                               net::Fd listener) {
+Result<std::unique_ptr<ServerWorker>> ServerWorker::create(const ServerShared& shared, int index,
+                                                           net::Fd listener) {
   auto loop = net::EventLoop::create();
   if (!loop) return loop.status();
   Status added = loop->add(listener.get(), EPOLLIN, kListenerTag);
   if (!added) return added;
-  return std::unique_ptr<Worker>(
-      new Worker(shared, index, std::move(loop).value(), std::move(listener)));
+  return std::unique_ptr<ServerWorker>(
+      new ServerWorker(shared, index, std::move(loop).value(), std::move(listener)));
 }
 
-Worker::Worker(const ServerShared& shared, int index, net::EventLoop loop, net::Fd listener)
+ServerWorker::ServerWorker(const ServerShared& shared, int index, net::EventLoop loop,
+                           net::Fd listener)
     : shared_(shared),
       counters_(shared.counters[static_cast<size_t>(index)]),
       loop_(std::move(loop)),
@@ -124,15 +125,18 @@ Worker::Worker(const ServerShared& shared, int index, net::EventLoop loop, net::
       FixedResponse::make(505, kJson, R"({"error":"only HTTP/1.0 and HTTP/1.1 are supported"})");
 }
 
-Worker::~Worker() = default;
+ServerWorker::~ServerWorker() = default;
 
-bool Worker::run() {
+bool ServerWorker::run() {
   std::array<epoll_event, kMaxEvents> events{};
   bool failed = false;
   while (true) {
     if (!draining_ && shared_.stop.load(std::memory_order_acquire)) begin_drain();
     if (draining_ && live_ == 0) break;
-    auto ready = loop_.wait(events, next_deadline());
+    const std::optional<core::TimePoint> deadline = next_deadline();
+    std::optional<core::Nanos> timeout;
+    if (deadline) timeout = std::max(core::Nanos(0), *deadline - Clock::now());
+    auto ready = loop_.wait(events, timeout);
     if (!ready) {
       failed = true;
       break;
@@ -151,7 +155,7 @@ bool Worker::run() {
         }
       }
     }
-    timers_.pop_due(now, [this](TimerRef ref) { on_timer(ref); });
+    timers_.pop_due(now, [this](net::EventTag ref) { on_timer(ref); });
     if (draining_ && live_ > 0 && Clock::now() >= drain_deadline_) break;
   }
   force_close_all();
@@ -159,7 +163,7 @@ bool Worker::run() {
   return !failed && !cut_off_;
 }
 
-std::optional<core::TimePoint> Worker::next_deadline() const {
+std::optional<core::TimePoint> ServerWorker::next_deadline() const {
   std::optional<core::TimePoint> deadline = timers_.next_deadline();
   auto earliest = [&](core::TimePoint t) {
     if (!deadline || t < *deadline) deadline = t;
@@ -169,45 +173,43 @@ std::optional<core::TimePoint> Worker::next_deadline() const {
   return deadline;
 }
 
-void Worker::dispatch(const epoll_event& event) {
+void ServerWorker::dispatch(const epoll_event& event) {
   const uint64_t tag = event.data.u64;
   if (tag == kListenerTag) {
     if (accepting_) accept_all();
     return;
   }
-  const auto slot = static_cast<uint32_t>(tag & 0xffff'ffffu);
-  const auto generation = static_cast<uint32_t>(tag >> 32);
-  if (slot >= slots_.size()) return;
-  Connection& c = *slots_[slot];
-  if (c.generation != generation || c.state == ConnState::kFree) return;  // closed since
+  const net::EventTag t = net::EventTag::of(tag);
+  if (t.slot >= slots_.size()) return;
+  Connection& c = *slots_[t.slot];
+  if (c.generation != t.generation || c.state == ConnState::kFree) return;  // closed since
   if ((event.events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) != 0) c.readable = true;
   if ((event.events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR)) != 0) c.peer_shut = true;
   drive(c);
 }
 
-void Worker::accept_all() {
+void ServerWorker::accept_all() {
   for (int i = 0; i < kMaxAcceptsPerEvent && accepting_; ++i) {
-    int fd = ::accept4(listener_.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
-    if (fd >= 0) {
-      open_connection(net::Fd(fd));
+    auto fd = net::accept_tcp(listener_.get());
+    if (fd) {
+      open_connection(std::move(fd).value());
       continue;
     }
-    int err = errno;
+    const int err = fd.status().os_error();
     if (err == EINTR || err == ECONNABORTED || err == EPROTO || err == EPERM) continue;
     if (err != EAGAIN && err != EWOULDBLOCK) pause_accepting();  // EMFILE, ENFILE, ENOBUFS...
     return;
   }
 }
 
-void Worker::pause_accepting() {
+void ServerWorker::pause_accepting() {
   loop_.remove(listener_.get());
   accepting_ = false;
   accept_resume_ = Clock::now() + kAcceptPause;
 }
 
-void Worker::open_connection(net::Fd fd) {
-  int one = 1;
-  ::setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+void ServerWorker::open_connection(net::Fd fd) {
+  net::set_nodelay(fd.get());
   uint32_t slot;
   if (!free_slots_.empty()) {
     slot = free_slots_.back();  // LIFO: the most recently used buffers are the warmest
@@ -217,7 +219,7 @@ void Worker::open_connection(net::Fd fd) {
     slots_.push_back(std::make_unique<Connection>(slot));
   }
   Connection& c = *slots_[slot];
-  c.fd = std::move(fd);
+  c.transport = std::make_unique<net::TcpTransport>(std::move(fd));
   c.state = ConnState::kActive;
   c.readable = true;  // the request often arrives with the handshake
   c.peer_shut = false;
@@ -229,38 +231,37 @@ void Worker::open_connection(net::Fd fd) {
   c.out_sent = 0;
   c.pending = Pending::kNone;
   ++live_;
-  if (!loop_.add(c.fd.get(), kConnectionEvents, tag_of(slot, c.generation))) {
+  if (!loop_.add(c.transport->fd(), kConnectionEvents, tag_of(slot, c.generation))) {
     close_connection(c);
     return;
   }
   drive(c);
 }
 
-void Worker::close_connection(Connection& c) {
+void ServerWorker::close_connection(Connection& c) {
   if (c.state == ConnState::kFree) return;
   if (c.state == ConnState::kWaiting) add_in_flight(-1);  // its request is abandoned
-  c.fd.reset();  // also removes it from epoll (never dup'ed)
+  c.transport.reset();  // closing the socket also removes it from epoll (never dup'ed)
   c.state = ConnState::kFree;
   ++c.generation;  // late events and timers for this connection are now stale
   --live_;
   free_slots_.push_back(c.slot);
 }
 
-void Worker::start_closing(Connection& c) {
-  ::shutdown(c.fd.get(), SHUT_WR);
+void ServerWorker::start_closing(Connection& c) {
+  c.transport->shutdown_write();
   c.state = ConnState::kLingering;
   c.close_after_write = false;
   c.readable = true;
-  timers_.push(Clock::now() + kLingerTimeout, TimerRef{c.slot, c.generation});
+  timers_.push(Clock::now() + kLingerTimeout, net::EventTag{c.slot, c.generation});
   linger(c);
 }
 
-void Worker::linger(Connection& c) {
+void ServerWorker::linger(Connection& c) {
   for (int i = 0; i < 16; ++i) {
-    ssize_t n = ::read(c.fd.get(), c.in.get(), kInBufferBytes);
-    if (n > 0) continue;
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+    const net::IoResult r = c.transport->recv_some({c.in.get(), kInBufferBytes});
+    if (r.status == net::IoStatus::kDone) continue;
+    if (r.status == net::IoStatus::kWouldBlock) {
       c.readable = false;
       return;
     }
@@ -271,7 +272,7 @@ void Worker::linger(Connection& c) {
 
 // Moves a connection as far as it can go without blocking: flush queued responses, answer
 // buffered requests, read more. Returns when it would block, waits on a timer, or closed.
-void Worker::drive(Connection& c) {
+void ServerWorker::drive(Connection& c) {
   while (true) {
     if (c.state == ConnState::kLingering) {
       if (c.readable) linger(c);
@@ -303,16 +304,15 @@ void Worker::drive(Connection& c) {
       respond_fixed(c, fields_too_large_, ConnectionMode::kClose, false);
       continue;
     }
-    ssize_t n = ::read(c.fd.get(), c.in.get() + c.in_end, space);
-    if (n > 0) {
-      c.in_end += static_cast<size_t>(n);
+    const net::IoResult r = c.transport->recv_some({c.in.get() + c.in_end, space});
+    if (r.status == net::IoStatus::kDone) {
+      c.in_end += r.bytes;
       // A short read emptied the socket; with edge triggering, new bytes bring a new event. Not
       // so an EOF that came with the same edge: after a shutdown, read on until it shows.
-      if (static_cast<size_t>(n) < space && !c.peer_shut) c.readable = false;
+      if (r.bytes < space && !c.peer_shut) c.readable = false;
       continue;
     }
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+    if (r.status == net::IoStatus::kWouldBlock) {
       c.readable = false;
       return;
     }
@@ -323,16 +323,14 @@ void Worker::drive(Connection& c) {
 
 // Writes queued output. True when all of it went; false when the socket is full (EPOLLOUT will
 // bring the connection back) or the connection failed and was closed.
-bool Worker::flush(Connection& c) {
+bool ServerWorker::flush(Connection& c) {
   while (c.out_sent < c.out.size()) {
-    ssize_t n =
-        ::send(c.fd.get(), c.out.data() + c.out_sent, c.out.size() - c.out_sent, MSG_NOSIGNAL);
-    if (n >= 0) {
-      c.out_sent += static_cast<size_t>(n);
+    const net::IoResult r = c.transport->send_some(std::string_view(c.out).substr(c.out_sent));
+    if (r.status == net::IoStatus::kDone) {
+      c.out_sent += r.bytes;
       continue;
     }
-    if (errno == EINTR) continue;
-    if (errno != EAGAIN && errno != EWOULDBLOCK) close_connection(c);
+    if (r.status != net::IoStatus::kWouldBlock) close_connection(c);
     return false;
   }
   c.out.clear();
@@ -343,7 +341,7 @@ bool Worker::flush(Connection& c) {
 // Answers the complete requests at the front of the read buffer, in order. kNeedBytes when the
 // next request is incomplete; kProgress when it stopped for another reason (a request waits on a
 // timer, the connection will close, or enough output is queued).
-Worker::Step Worker::serve_buffered(Connection& c) {
+ServerWorker::Step ServerWorker::serve_buffered(Connection& c) {
   while (true) {
     if (c.discard > 0) {
       uint64_t take = std::min<uint64_t>(c.discard, c.in_end - c.in_begin);
@@ -375,7 +373,7 @@ Worker::Step Worker::serve_buffered(Connection& c) {
   }
 }
 
-void Worker::handle(Connection& c, const http::RequestHead& head) {
+void ServerWorker::handle(Connection& c, const http::RequestHead& head) {
   count_request();
   add_in_flight(1);
   const Target target = split_target(head.target);
@@ -393,7 +391,7 @@ void Worker::handle(Connection& c, const http::RequestHead& head) {
       return;
     }
     c.state = ConnState::kWaiting;
-    timers_.push(Clock::now() + delay, TimerRef{c.slot, c.generation});
+    timers_.push(Clock::now() + delay, net::EventTag{c.slot, c.generation});
   };
 
   if (route == Route::kNone) {
@@ -476,7 +474,7 @@ void Worker::handle(Connection& c, const http::RequestHead& head) {
 }
 
 // Completes the request that waited: /tracking burns its CPU share, then both answer.
-void Worker::finish_pending(Connection& c) {
+void ServerWorker::finish_pending(Connection& c) {
   c.state = ConnState::kActive;
   const ConnectionMode mode = mode_for(c.pending_keep_alive, c.pending_minor);
   body_.clear();
@@ -493,23 +491,23 @@ void Worker::finish_pending(Connection& c) {
   respond(c, 200, mode, c.pending_head);
 }
 
-void Worker::respond_fixed(Connection& c, const FixedResponse& r, ConnectionMode mode,
-                           bool head_only) {
+void ServerWorker::respond_fixed(Connection& c, const FixedResponse& r, ConnectionMode mode,
+                                 bool head_only) {
   r.append_to(c.out, date_.value(), mode, head_only);
   if (mode == ConnectionMode::kClose) c.close_after_write = true;
 }
 
-void Worker::respond(Connection& c, int status, ConnectionMode mode, bool head_only) {
+void ServerWorker::respond(Connection& c, int status, ConnectionMode mode, bool head_only) {
   append_response(c.out, status, kJson, body_, date_.value(), mode, head_only);
   if (mode == ConnectionMode::kClose) c.close_after_write = true;
 }
 
-ConnectionMode Worker::mode_for(bool keep_alive, int minor_version) const {
+ConnectionMode ServerWorker::mode_for(bool keep_alive, int minor_version) const {
   if (!keep_alive || draining_) return ConnectionMode::kClose;
   return minor_version == 0 ? ConnectionMode::kKeepAlive10 : ConnectionMode::kKeepAlive;
 }
 
-void Worker::on_timer(TimerRef ref) {
+void ServerWorker::on_timer(net::EventTag ref) {
   if (ref.slot >= slots_.size()) return;
   Connection& c = *slots_[ref.slot];
   if (c.generation != ref.generation) return;  // the connection closed since
@@ -523,7 +521,7 @@ void Worker::on_timer(TimerRef ref) {
 }
 
 // Stop accepting, close idle connections, let the others finish their request in flight.
-void Worker::begin_drain() {
+void ServerWorker::begin_drain() {
   draining_ = true;
   drain_deadline_ = Clock::now() + shared_.options.drain_timeout;
   if (accepting_) loop_.remove(listener_.get());
@@ -541,7 +539,7 @@ void Worker::begin_drain() {
   }
 }
 
-void Worker::force_close_all() {
+void ServerWorker::force_close_all() {
   for (auto& slot : slots_) {
     Connection& c = *slot;
     if (c.state == ConnState::kWaiting ||
@@ -552,13 +550,13 @@ void Worker::force_close_all() {
   }
 }
 
-void Worker::count_request() {
+void ServerWorker::count_request() {
   // Single writer: a plain load and store, no locked read-modify-write.
   counters_.total_requests.store(counters_.total_requests.load(std::memory_order_relaxed) + 1,
                                  std::memory_order_relaxed);
 }
 
-void Worker::add_in_flight(int64_t delta) {
+void ServerWorker::add_in_flight(int64_t delta) {
   counters_.in_flight.store(counters_.in_flight.load(std::memory_order_relaxed) + delta,
                             std::memory_order_relaxed);
 }

@@ -1,0 +1,84 @@
+#include "cli/output.h"
+
+#include <fmt/core.h>
+
+#include <ctime>
+
+#include "report/hlog.h"
+
+namespace knee::cli {
+
+using core::Status;
+
+std::string now_iso8601() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+report::LoadParams load_params(const engine::LoadOptions& o, const std::string& url_template,
+                               int repeats) {
+  auto secs = [](core::Nanos d) { return std::chrono::duration<double>(d).count(); };
+  report::LoadParams p;
+  p.url = url_template;
+  p.method = o.request.method;
+  p.duration_s = secs(o.duration);
+  p.warmup_s = secs(o.warmup);
+  p.timeout_s = secs(o.timeout);
+  p.grace_s = secs(o.grace_or_default());
+  p.threads = o.threads;
+  p.repeats = repeats;
+  p.arrival = o.arrival == engine::Arrival::kPoisson ? "poisson" : "uniform";
+  return p;
+}
+
+HostObserver::HostObserver(std::optional<int> server_pid, std::chrono::milliseconds every)
+    : server_pid_(server_pid), sampler_(probes::FsReader("/"), every) {}
+
+Status OutputFile::open(std::string_view flag, std::string path) {
+  flag_ = flag;
+  path_ = std::move(path);
+  if (path_.empty() || path_ == "-") return Status::ok();
+  file_.open(path_);
+  if (!file_) {
+    return Status::invalid_argument(
+        fmt::format("{}: cannot write '{}'; give a writable file path", flag_, path_));
+  }
+  return Status::ok();
+}
+
+Status OutputFile::write(const std::string& text) {
+  if (path_ == "-") {
+    fmt::print("{}", text);
+    return Status::ok();
+  }
+  file_ << text;
+  file_.close();
+  if (!file_) return Status::io_error(fmt::format("{}: cannot write {}", flag_, path_));
+  return Status::ok();
+}
+
+Status OutputFile::write_hlog(const std::vector<TaggedRun>& runs) {
+  const double start = runs.empty() ? 0.0 : runs.front().run->measure_start_epoch_s;
+  report::HlogWriter writer(file_, start);
+  for (const TaggedRun& tagged : runs) {
+    const double offset = tagged.run->measure_start_epoch_s - start;
+    for (const core::LatencyInterval& i : tagged.run->intervals) {
+      if (Status s =
+              writer.write_interval(offset + i.start_s, i.length_s, i.latency_ns(), tagged.tag);
+          !s) {
+        return s;
+      }
+    }
+  }
+  file_.close();
+  if (!file_) return Status::io_error(fmt::format("{}: cannot write '{}'", flag_, path_));
+  return Status::ok();
+}
+
+std::string json_text(const report::Document& doc) { return report::to_json(doc).dump(2) + "\n"; }
+
+}  // namespace knee::cli

@@ -1,0 +1,68 @@
+// What the measuring subcommands share around a measurement: the start time, the load as the
+// report records it, host sampling over each measured phase, and writing the result files
+// (JSON, HTML, HdrHistogram log), each opened before anything is measured so a bad path costs
+// nothing.
+#pragma once
+
+#include <fstream>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/status.h"
+#include "engine/load.h"
+#include "engine/plan.h"
+#include "probes/use.h"
+#include "report/document.h"
+
+namespace knee::cli {
+
+// The current time as ISO 8601 UTC, "2026-11-29T17:52:00Z".
+std::string now_iso8601();
+
+// The report's record of the load the engine ran with.
+report::LoadParams load_params(const engine::LoadOptions& o, const std::string& url_template,
+                               int repeats);
+
+// Samples the host (probes/use.h) over each run's measured phase, following the server process
+// when its pid is known.
+class HostObserver final : public engine::MeasureObserver {
+ public:
+  HostObserver(std::optional<int> server_pid, std::chrono::milliseconds every);
+  void start() override { sampler_.start(server_pid_); }
+  core::ResourceUse stop() override { return sampler_.stop(); }
+
+ private:
+  std::optional<int> server_pid_;
+  probes::UseSampler sampler_;
+};
+
+// One run's intervals in an HdrHistogram log, under `tag` (empty: untagged).
+struct TaggedRun {
+  const core::RunResult* run;
+  std::string tag;
+};
+
+// An output file named by a flag: checked writable before the measurement, written after it.
+class OutputFile {
+ public:
+  // Opens `path` when it is not empty ("-" is stdout). Errors: kInvalidArgument naming `flag`.
+  core::Status open(std::string_view flag, std::string path);
+  bool wanted() const { return !path_.empty(); }
+  // Writes `text` (to stdout for "-"). Errors: kIoError naming the flag and the path.
+  core::Status write(const std::string& text);
+  // Writes the runs' per-second latency intervals in HdrHistogram's interval log format
+  // (report/hlog.h), StartTime the first run's measured start.
+  core::Status write_hlog(const std::vector<TaggedRun>& runs);
+
+ private:
+  std::string flag_;
+  std::string path_;
+  std::ofstream file_;
+};
+
+// The document's JSON as written to --json files and stdout: 2-space indented, one newline.
+std::string json_text(const report::Document& doc);
+
+}  // namespace knee::cli

@@ -1,0 +1,126 @@
+#include "engine/feeder.h"
+
+#include <algorithm>
+
+namespace knee::engine {
+
+using core::TimePoint;
+
+void InSystem::change(TimePoint t, int delta) {
+  // Integrates the count over the measured phase only.
+  const TimePoint from = std::max(since_, phases_.measure_from);
+  const TimePoint to = std::min(t, phases_.measure_until);
+  if (to > from && count_ > 0) {
+    integral_ns_ += static_cast<double>(count_) * static_cast<double>(core::elapsed_ns(from, to));
+  }
+  if (t > since_) since_ = t;
+  count_ += delta;
+}
+
+// ---- closed loop ----
+
+void ClosedLoopFeeder::start(ConnectionPool& pool, TimePoint now) {
+  for (uint32_t i = 0; i < pool.slots(); ++i) pool.open(i, now);
+}
+
+void ClosedLoopFeeder::on_idle(ConnectionPool& pool, uint32_t slot, TimePoint now) {
+  if (stopping_) {
+    pool.close(slot);
+    return;
+  }
+  pool.send(slot, now, now, phases_.measured(now));
+}
+
+void ClosedLoopFeeder::on_free(ConnectionPool& pool, uint32_t slot, TimePoint now) {
+  if (!stopping_) pool.open(slot, now);
+}
+
+void ClosedLoopFeeder::stop(ConnectionPool& pool, TimePoint now) {
+  stopping_ = true;
+  pool.close_unbusy(now);
+}
+
+// ---- open loop ----
+
+void OpenLoopFeeder::start(ConnectionPool& pool, TimePoint) {
+  slot_.assign(pool.slots(), Slot::kFree);
+  // Lowest slot first, so {conn} numbers grow from 0 as connections are needed.
+  for (uint32_t i = pool.slots(); i-- > 0;) free_.push_back(i);
+}
+
+void OpenLoopFeeder::tick(ConnectionPool& pool, TimePoint now) {
+  release_due(pool, now);
+  dispatch(pool, now);
+}
+
+std::optional<TimePoint> OpenLoopFeeder::next_send() const {
+  if (stopping_) return std::nullopt;
+  const TimePoint next = phases_.start + core::Nanos(schedule_.next_ns());
+  // Nothing is scheduled at or after the end of the phase, so that arrival sets no deadline.
+  if (next >= phases_.measure_until) return std::nullopt;
+  return next;
+}
+
+void OpenLoopFeeder::release_due(ConnectionPool& pool, TimePoint now) {
+  core::RunStats& stats = pool.stats();
+  while (true) {
+    const TimePoint intended = phases_.start + core::Nanos(schedule_.next_ns());
+    if (intended > now || intended >= phases_.measure_until) break;
+    const bool measured = intended >= phases_.measure_from;
+    if (measured) ++stats.scheduled;
+    backlog_.push_back(Due{intended, measured});
+    pool.in_system().change(intended, +1);
+    schedule_.advance();
+  }
+  stats.max_backlog = std::max<uint64_t>(stats.max_backlog, backlog_.size());
+}
+
+// Hands waiting requests to idle slots, opening new ones (up to the cap) while more requests wait
+// than slots are being opened.
+void OpenLoopFeeder::dispatch(ConnectionPool& pool, TimePoint now) {
+  while (!backlog_.empty()) {
+    if (!idle_.empty()) {
+      const uint32_t i = idle_.back();
+      idle_.pop_back();
+      if (slot_[i] != Slot::kIdle) continue;  // closed or reused since it was pushed
+      const Due due = backlog_.front();
+      backlog_.pop_front();
+      slot_[i] = Slot::kBusy;
+      pool.in_system().change(now, -1);  // leaves the backlog; the send counts it in flight
+      pool.send(i, now, due.intended, due.measured);
+      continue;
+    }
+    if (backlog_.size() <= opening_ || free_.empty()) break;
+    const uint32_t i = free_.back();
+    free_.pop_back();
+    if (slot_[i] != Slot::kFree) continue;
+    slot_[i] = Slot::kOpening;
+    ++opening_;
+    pool.open(i, now);
+  }
+}
+
+void OpenLoopFeeder::on_idle(ConnectionPool& pool, uint32_t slot, TimePoint now) {
+  if (slot_[slot] == Slot::kOpening) --opening_;
+  slot_[slot] = Slot::kIdle;
+  idle_.push_back(slot);
+  dispatch(pool, now);
+}
+
+void OpenLoopFeeder::on_free(ConnectionPool& pool, uint32_t slot, TimePoint now) {
+  if (slot_[slot] == Slot::kOpening) --opening_;
+  slot_[slot] = Slot::kFree;
+  free_.push_back(slot);
+  dispatch(pool, now);
+}
+
+void OpenLoopFeeder::abort_waiting(ConnectionPool& pool, TimePoint now) {
+  core::RunStats& stats = pool.stats();
+  for (const Due& due : backlog_) {
+    if (due.measured) ++stats.never_sent;
+    pool.in_system().change(now, -1);
+  }
+  backlog_.clear();
+}
+
+}  // namespace knee::engine

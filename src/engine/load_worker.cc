@@ -1,0 +1,458 @@
+#include "engine/load_worker.h"
+
+#include <sys/prctl.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <string>
+#include <thread>
+
+namespace knee::engine {
+
+using core::ErrorKind;
+using core::Status;
+using core::TimePoint;
+
+namespace {
+
+constexpr size_t kReadBufferBytes = 64 * 1024;
+constexpr auto kConnectRetryDelay = std::chrono::milliseconds(10);
+constexpr auto kLateThreshold = std::chrono::milliseconds(1);
+// A connect still pending after this long at the end of a run is reported (loopback and LAN
+// connects take microseconds to a millisecond; a lost SYN is retransmitted after 1 s).
+constexpr auto kStalledConnect = std::chrono::milliseconds(100);
+// Longest gap between two iterations of the loop counted as busy-polling (--spin).
+constexpr int64_t kMaxSpinIterationNs = 50'000;
+
+// How often busy requests are checked against the timeout: a tenth of it, 1..100 ms.
+core::Nanos timeout_tick(core::Nanos timeout) {
+  return std::clamp<core::Nanos>(timeout / 10, std::chrono::milliseconds(1),
+                                 std::chrono::milliseconds(100));
+}
+
+std::unique_ptr<Feeder> make_feeder(const WorkerConfig& config, const Phases& phases) {
+  if (config.schedule) return std::make_unique<OpenLoopFeeder>(phases, *config.schedule);
+  return std::make_unique<ClosedLoopFeeder>(phases);
+}
+
+}  // namespace
+
+LoadWorker::LoadWorker(WorkerConfig config)
+    : config_(std::move(config)),
+      conns_(static_cast<size_t>(config_.connections)),
+      read_buffer_(kReadBufferBytes),
+      in_system_(config_.phases) {
+  feeder_ = make_feeder(config_, config_.phases);
+}
+
+LoadWorker::~LoadWorker() = default;
+
+Status LoadWorker::run() {
+  auto created = net::EventLoop::create();
+  if (!created) return created.status();
+  net::EventLoop loop = std::move(created).value();
+  loop_ = &loop;
+  // Wake-ups on time matter more than the kernel's default 50 us of timer coalescing.
+  prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+  const core::ClockSource& clock = *config_.clock;
+  const Phases& phases = config_.phases;
+  const core::Nanos tick = timeout_tick(config_.timeout);
+  const core::Nanos cpu_start = core::thread_cpu_time();
+  const core::Nanos wait_start = core::thread_runqueue_wait();
+  const TimePoint wall_start = clock.now();
+  TimePoint now = wall_start;
+  in_system_.change(now, 0);
+  feeder_->start(*this, now);
+
+  std::array<epoll_event, 256> events{};
+  TimePoint next_tick = now + tick;
+  TimePoint next_publish = now;  // live figures (config_.live), between events
+  const bool intervals = config_.interval.count() > 0;
+  if (intervals) {
+    interval_hist_.emplace(core::Histogram::for_latency());
+    interval_end_ = phases.measure_from + config_.interval;
+  }
+  TimePoint grace_until = phases.measure_until + phases.grace;
+  Status status;
+  std::optional<TimePoint> spin_since;  // set while busy-polling before a send (--spin)
+  while (true) {
+    now = clock.now();
+    if (spin_since) {
+      // One empty poll takes a few us; a longer gap means the thread lost its CPU meanwhile,
+      // which is run-queue wait (counted in the demand), not spinning.
+      const int64_t spun_ns = core::elapsed_ns(*spin_since, now);
+      if (spun_ns < kMaxSpinIterationNs) stats_.client_spin_ns += spun_ns;
+      spin_since.reset();
+    }
+    if (!stopping_ && config_.interrupt != nullptr &&
+        config_.interrupt->load(std::memory_order_relaxed)) {
+      interrupted_ = true;
+      grace_until = now;
+      begin_stopping(now);
+    }
+    feeder_->tick(*this, now);
+    if (!stopping_ && now >= phases.measure_until) begin_stopping(now);
+    if (stopping_) {
+      if (in_flight_ == 0 && feeder_->drained()) break;
+      if (now >= grace_until) {
+        abort_all(now);
+        break;
+      }
+    }
+    if (config_.live != nullptr && now >= next_publish) {
+      if (config_.live->publish(stats_)) next_publish = now + kPublishEvery;
+    }
+    if (now >= next_tick) {
+      check_timeouts(now);
+      next_tick = now + tick;
+    }
+    // Interval boundaries inside the measured phase; the last interval stays open to the end.
+    while (intervals && interval_end_ < phases.measure_until && now >= interval_end_) {
+      flush_interval();
+      interval_end_ += config_.interval;
+    }
+    retries_.pop_due(now, [&](Retry r) {
+      const Connection& c = conns_[r.slot];
+      if (c.generation != r.generation || c.state != ConnState::kFree) return;
+      feeder_->on_free(*this, r.slot, now);
+    });
+
+    TimePoint deadline = next_tick;
+    if (intervals && interval_end_ < phases.measure_until) {
+      deadline = std::min(deadline, interval_end_);
+    }
+    if (auto t = retries_.next_deadline()) deadline = std::min(deadline, *t);
+    deadline = std::min(deadline, stopping_ ? grace_until : phases.measure_until);
+    bool spinning = false;
+    if (auto next_send = feeder_->next_send()) {
+      const TimePoint wake = *next_send - config_.spin;
+      if (config_.spin.count() > 0 && now >= wake) {
+        spinning = true;  // poll without sleeping until the send is due
+        deadline = now;
+      } else {
+        deadline = std::min(deadline, wake);
+      }
+    }
+    auto n = loop.wait(events, spinning ? core::Nanos(0) : clock.blocking_time(deadline));
+    if (!n) {
+      status = n.status();
+      break;
+    }
+    if (spinning && *n == 0) {
+      spin_since = now;  // an empty poll: the time until the next iteration was spent waiting
+    } else if (*n == 0) {
+      const TimePoint woke = clock.now();
+      if (woke >= deadline) stats_.loop_lag_ns.record(core::elapsed_ns(deadline, woke));
+    }
+    for (int k = 0; k < *n; ++k) {
+      const epoll_event& e = events[static_cast<size_t>(k)];
+      on_event(e.data.u64, e.events);
+    }
+  }
+  for (uint32_t i = 0; i < conns_.size(); ++i) close(i);
+  in_system_.change(clock.now(), 0);
+  stats_.in_system_ns = in_system_.integral_ns();
+  if (intervals) flush_interval();
+  if (config_.live != nullptr) {
+    while (!config_.live->publish(stats_)) std::this_thread::yield();
+  }
+  const int64_t cpu_ns = (core::thread_cpu_time() - cpu_start).count();
+  stats_.client_cpu_ns = cpu_ns;
+  stats_.client_wall_ns = core::elapsed_ns(wall_start, clock.now());
+  if (stats_.client_wall_ns > 0) {
+    const double wall = static_cast<double>(stats_.client_wall_ns);
+    const double wait_ns = static_cast<double>((core::thread_runqueue_wait() - wait_start).count());
+    // Spinning is waiting on purpose: it counts as neither work nor demand for a core.
+    const double work_ns = std::max(0.0, static_cast<double>(cpu_ns - stats_.client_spin_ns));
+    stats_.max_thread_cpu_share = work_ns / wall;
+    stats_.max_thread_cpu_demand = std::min(1.0, (work_ns + wait_ns) / wall);
+  }
+  loop_ = nullptr;
+  return status;
+}
+
+void LoadWorker::open(uint32_t i, TimePoint now) {
+  Connection& c = conns_[i];
+  if (c.opened_before && now >= config_.phases.measure_from) ++stats_.reconnects;
+  c.opened_before = true;
+  auto fd = net::connect_tcp(config_.address);
+  if (!fd) {
+    // An immediate failure (e.g. no ephemeral ports left): count it and try again shortly.
+    if (config_.phases.measured(now)) {
+      const int err = fd.status().os_error();
+      stats_.count_error(ErrorKind::kConnect, err != 0 ? core::errno_name(err) : "socket");
+    }
+    retry_later(i, now);
+    return;
+  }
+  c.transport = std::make_unique<net::TcpTransport>(std::move(fd).value());
+  c.state = ConnState::kConnecting;
+  c.sent_at = now;  // connect start, for the connect timeout
+  c.write_armed = true;
+  if (!loop_->add(c.transport->fd(), EPOLLOUT, tag(i))) {
+    close(i);
+    retry_later(i, now);
+  }
+}
+
+void LoadWorker::retry_later(uint32_t i, TimePoint now) {
+  retries_.push(now + kConnectRetryDelay, Retry{i, conns_[i].generation});
+}
+
+void LoadWorker::on_event(uint64_t event_tag, uint32_t events) {
+  const net::EventTag t = net::EventTag::of(event_tag);
+  if (t.slot >= conns_.size()) return;
+  Connection& c = conns_[t.slot];
+  if (c.generation != t.generation) return;  // for a connection closed since
+  switch (c.state) {
+    case ConnState::kConnecting:
+      on_connected(t.slot);
+      break;
+    case ConnState::kSending:
+      if (events & (EPOLLOUT | EPOLLERR | EPOLLHUP)) write_some(t.slot);
+      // A response can arrive before the request is fully written (early error responses).
+      if (c.state == ConnState::kSending && (events & EPOLLIN)) read_some(t.slot);
+      break;
+    case ConnState::kReceiving:
+      read_some(t.slot);
+      break;
+    case ConnState::kIdle:
+      // The server closed (or wrote to) a connection with nothing in flight: drop it quietly;
+      // the next one opened counts as a reconnect.
+      drop(t.slot);
+      break;
+    case ConnState::kFree:
+      break;
+  }
+}
+
+void LoadWorker::on_connected(uint32_t i) {
+  Connection& c = conns_[i];
+  const TimePoint now = config_.clock->now();
+  const net::IoResult r = c.transport->finish_connect();
+  if (r.status == net::IoStatus::kWouldBlock) return;  // a handshake still in progress
+  if (r.status != net::IoStatus::kDone) {
+    if (config_.phases.measured(now)) {
+      stats_.count_error(ErrorKind::kConnect, core::errno_name(r.error));
+    }
+    close(i);
+    retry_later(i, now);
+    return;
+  }
+  c.state = ConnState::kIdle;
+  loop_->modify(c.transport->fd(), EPOLLIN, tag(i));
+  c.write_armed = false;
+  feeder_->on_idle(*this, i, now);
+}
+
+void LoadWorker::send(uint32_t i, TimePoint now, TimePoint intended, bool measured) {
+  Connection& c = conns_[i];
+  const http::RequestTemplate& request = *config_.request;
+  if (request.has_placeholders()) {
+    request.render(config_.first_connection + i, c.seq, c.rendered);
+    c.bytes = &c.rendered;
+  } else {
+    c.bytes = &request.fixed();
+  }
+  ++c.seq;
+  c.written = 0;
+  c.parser.reset(request.is_head());
+  c.measured = measured;
+  c.intended_at = intended;
+  c.sent_at = now;
+  if (measured) {
+    ++stats_.sent;
+    const core::Nanos lag = now - intended;
+    stats_.send_lag_ns.record(lag.count());
+    if (lag > kLateThreshold) ++stats_.late;
+    if (now < config_.phases.measure_until) ++stats_.sent_in_phase;
+  }
+  c.state = ConnState::kSending;
+  ++in_flight_;
+  in_system_.change(now, +1);
+  write_some(i);
+}
+
+void LoadWorker::write_some(uint32_t i) {
+  Connection& c = conns_[i];
+  const std::string& bytes = *c.bytes;
+  while (c.written < bytes.size()) {
+    const net::IoResult r = c.transport->send_some(std::string_view(bytes).substr(c.written));
+    if (r.status == net::IoStatus::kDone) {
+      c.written += r.bytes;
+      continue;
+    }
+    if (r.status == net::IoStatus::kWouldBlock) {
+      if (!c.write_armed) {
+        loop_->modify(c.transport->fd(), EPOLLIN | EPOLLOUT, tag(i));
+        c.write_armed = true;
+      }
+      return;
+    }
+    fail_request(i, ErrorKind::kWrite, core::errno_name(r.error != 0 ? r.error : EPIPE));
+    return;
+  }
+  c.state = ConnState::kReceiving;
+  if (c.write_armed) {
+    loop_->modify(c.transport->fd(), EPOLLIN, tag(i));
+    c.write_armed = false;
+  }
+}
+
+void LoadWorker::read_some(uint32_t i) {
+  Connection& c = conns_[i];
+  while (true) {
+    const net::IoResult r = c.transport->recv_some(read_buffer_);
+    switch (r.status) {
+      case net::IoStatus::kDone: {
+        const size_t used = c.parser.feed(read_buffer_.data(), r.bytes);
+        switch (c.parser.state()) {
+          case http::ResponseParser::State::kComplete:
+            // Bytes after a complete response were never asked for (one request in flight per
+            // connection): the connection's framing can no longer be trusted, so it is not
+            // reused.
+            complete_request(i, config_.clock->now(), /*can_reuse=*/used == r.bytes);
+            return;
+          case http::ResponseParser::State::kError:
+            fail_request(i, ErrorKind::kParse, c.parser.error());
+            return;
+          case http::ResponseParser::State::kNeedMore:
+            if (r.bytes < read_buffer_.size()) return;
+            continue;
+        }
+        return;
+      }
+      case net::IoStatus::kClosed: {
+        const bool any = c.parser.received_any();
+        if (c.parser.on_eof() == http::ResponseParser::State::kComplete) {
+          complete_request(i, config_.clock->now(), /*can_reuse=*/false);
+          return;
+        }
+        fail_request(i, any ? ErrorKind::kEofMidResponse : ErrorKind::kClosedBeforeResponse, "EOF");
+        return;
+      }
+      case net::IoStatus::kWouldBlock:
+        return;
+      case net::IoStatus::kError:
+        fail_request(i,
+                     c.parser.received_any() ? ErrorKind::kRead : ErrorKind::kClosedBeforeResponse,
+                     core::errno_name(r.error));
+        return;
+    }
+  }
+}
+
+void LoadWorker::complete_request(uint32_t i, TimePoint now, bool can_reuse) {
+  Connection& c = conns_[i];
+  const int code = c.parser.status_code();
+  if (now - c.sent_at >= config_.timeout) {
+    // Timeouts are swept on a tick, so a response can arrive after its timeout but before the
+    // sweep: it is a timeout all the same, whatever arrived.
+    fail_request(i, ErrorKind::kTimeout, "");
+    return;
+  }
+  if (code < 400 && config_.phases.measured(now)) ++stats_.ok_completed_in_phase;
+  if (c.measured) {
+    ++stats_.completed;
+    stats_.count_status(code);
+    if (code >= 400) {
+      stats_.count_error(ErrorKind::kStatus, std::to_string(code));
+    } else {
+      const int64_t latency = core::elapsed_ns(c.intended_at, now);
+      stats_.latency_ns.record(latency);
+      if (interval_hist_) interval_hist_->record(latency);
+      stats_.service_time_ns.record(core::elapsed_ns(c.sent_at, now));
+    }
+  } else {
+    ++stats_.warmup_requests;
+  }
+  end_request(i, now, can_reuse && c.parser.keep_alive());
+}
+
+void LoadWorker::fail_request(uint32_t i, ErrorKind kind, std::string_view cause) {
+  Connection& c = conns_[i];
+  if (c.measured) stats_.count_error(kind, cause);
+  end_request(i, config_.clock->now(), /*can_reuse=*/false);
+}
+
+// The request on slot i has ended (completed or failed): the feeder reuses the connection, or
+// the slot is closed and handed back free.
+void LoadWorker::end_request(uint32_t i, TimePoint now, bool can_reuse) {
+  Connection& c = conns_[i];
+  --in_flight_;
+  in_system_.change(now, -1);
+  c.state = ConnState::kIdle;
+  if (can_reuse) {
+    feeder_->on_idle(*this, i, now);
+  } else {
+    drop(i);
+  }
+}
+
+void LoadWorker::drop(uint32_t i) {
+  close(i);
+  feeder_->on_free(*this, i, config_.clock->now());
+}
+
+void LoadWorker::close(uint32_t i) {
+  Connection& c = conns_[i];
+  if (busy(c)) --in_flight_;  // only when closed without end_request (aborts)
+  c.transport.reset();        // closing the socket removes it from epoll
+  c.state = ConnState::kFree;
+  c.write_armed = false;
+  c.measured = false;
+  ++c.generation;
+}
+
+void LoadWorker::check_timeouts(TimePoint now) {
+  for (uint32_t i = 0; i < conns_.size(); ++i) {
+    Connection& c = conns_[i];
+    if (busy(c) && now - c.sent_at >= config_.timeout) {
+      fail_request(i, ErrorKind::kTimeout, "");
+    } else if (c.state == ConnState::kConnecting && now - c.sent_at >= config_.timeout) {
+      if (config_.phases.measured(now)) stats_.count_error(ErrorKind::kConnect, "timeout");
+      drop(i);
+    }
+  }
+}
+
+void LoadWorker::close_unbusy(TimePoint now) {
+  for (uint32_t i = 0; i < conns_.size(); ++i) {
+    Connection& c = conns_[i];
+    if (c.state == ConnState::kConnecting && now - c.sent_at >= kStalledConnect) {
+      // A connect pending this long kept its connection out of the measurement (a lost SYN
+      // waits 1 s for its retransmit): say so rather than let the slot vanish.
+      stats_.count_error(ErrorKind::kConnect, "still connecting when the run ended");
+    }
+    if (!busy(c)) close(i);
+  }
+}
+
+void LoadWorker::begin_stopping(TimePoint now) {
+  stopping_ = true;
+  feeder_->stop(*this, now);
+}
+
+void LoadWorker::flush_interval() {
+  IntervalCounts out;
+  out.index = interval_index_++;
+  interval_hist_->for_each_recorded(
+      [&](int64_t lowest, int64_t, int64_t count) { out.counts.emplace_back(lowest, count); });
+  intervals_.push_back(std::move(out));
+  interval_hist_->reset();
+}
+
+// The grace period is over: whatever is still in flight is aborted, whatever waits is never sent.
+void LoadWorker::abort_all(TimePoint now) {
+  for (uint32_t i = 0; i < conns_.size(); ++i) {
+    Connection& c = conns_[i];
+    if (!busy(c)) continue;
+    if (c.measured) ++stats_.aborted;
+    in_system_.change(now, -1);
+    close(i);
+  }
+  feeder_->abort_waiting(*this, now);
+}
+
+}  // namespace knee::engine

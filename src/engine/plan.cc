@@ -1,0 +1,121 @@
+#include "engine/plan.h"
+
+#include <algorithm>
+#include <thread>
+
+namespace knee::engine {
+
+namespace {
+
+// One step: every scenario of `level` at once. Fills `out[s]` and returns the first failure.
+std::optional<core::Status> run_step(const Plan& plan, const std::vector<LoadOptions>& level,
+                                     const PlanControl& control,
+                                     std::vector<core::RunResult>& out) {
+  RunControl first;  // scenario 0's: the sampling hooks and the live progress
+  first.clock = control.clock;
+  std::optional<core::ResourceUse> use;
+  std::atomic<bool> sampling{false};
+  if (control.observer != nullptr) {
+    first.on_measure_start = [&] {
+      control.observer->start();
+      sampling.store(true);
+    };
+    first.on_measure_end = [&] {
+      use = control.observer->stop();
+      sampling.store(false);
+    };
+  }
+  first.on_progress = control.on_progress;
+  std::vector<std::optional<core::Result<core::RunResult>>> outcomes(level.size());
+  if (level.size() == 1) {
+    first.interrupt = control.interrupt;
+    outcomes[0].emplace(run_load(level[0], first));
+  } else {
+    // One stop flag for all: set when the user interrupts or when a scenario fails.
+    std::atomic<bool> stop{false};
+    first.interrupt = &stop;
+    RunControl others;
+    others.clock = control.clock;
+    others.interrupt = &stop;
+    std::atomic<size_t> running{level.size()};
+    std::atomic<bool> failed{false};
+    {
+      std::vector<std::jthread> threads;
+      threads.reserve(level.size());
+      for (size_t s = 0; s < level.size(); ++s) {
+        threads.emplace_back([&, s] {
+          auto r = run_load(level[s], s == 0 ? first : others);
+          if (!r) failed.store(true);
+          outcomes[s].emplace(std::move(r));
+          running.fetch_sub(1);
+        });
+      }
+      while (running.load() > 0) {
+        if (failed.load() || (control.interrupt != nullptr && control.interrupt->load())) {
+          stop.store(true);
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      }
+    }  // joins
+  }
+  // A run that ended before its measured phase did (a failure) leaves the sampler running.
+  if (sampling.load()) use = control.observer->stop();
+  out.clear();
+  for (size_t s = 0; s < level.size(); ++s) {
+    core::Result<core::RunResult>& r = *outcomes[s];
+    if (!r) {
+      if (s < plan.scenario_names.size()) {
+        return r.status().with_context("scenario " + plan.scenario_names[s]);
+      }
+      return r.status();
+    }
+    out.push_back(std::move(r).value());
+  }
+  if (!out.empty() && use) out[0].use = std::move(use);
+  return std::nullopt;
+}
+
+}  // namespace
+
+PlanResult run_plan(const Plan& plan, const PlanControl& control) {
+  PlanResult result;
+  const int repeats = std::max(1, plan.repeats);
+  core::Nanos total{0};
+  for (const auto& level : plan.levels) {
+    if (!level.empty()) total += (level[0].warmup + level[0].duration) * repeats;
+  }
+  for (size_t l = 0; l < plan.levels.size(); ++l) {
+    const std::vector<LoadOptions>& level = plan.levels[l];
+    std::vector<std::vector<core::RunResult>> by_scenario(level.size());
+    bool stopped = false;
+    for (int k = 0; k < repeats && !stopped; ++k) {
+      const core::Nanos planned =
+          level.empty() ? core::Nanos(0) : level[0].warmup + level[0].duration;
+      total -= planned;
+      if (control.on_run_start) {
+        control.on_run_start(PlanPosition{l, plan.levels.size(), k, repeats, planned, total});
+      }
+      std::vector<core::RunResult> step;
+      if (auto failure = run_step(plan, level, control, step)) {
+        result.failed = std::move(failure);
+        return result;
+      }
+      bool interrupted = false;
+      for (size_t s = 0; s < step.size(); ++s) {
+        interrupted = interrupted || step[s].interrupted;
+        by_scenario[s].push_back(std::move(step[s]));
+      }
+      if (interrupted) {
+        result.interrupted = true;
+        stopped = true;
+      }
+    }
+    if (result.interrupted && plan.levels.size() > 1) return result;  // the level is incomplete
+    if (control.on_level_done) control.on_level_done(l, by_scenario);
+    result.levels.push_back(std::move(by_scenario));
+    if (result.interrupted) return result;
+  }
+  return result;
+}
+
+}  // namespace knee::engine

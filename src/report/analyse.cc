@@ -1,0 +1,376 @@
+#include "report/analyse.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
+#include "analysis/knee.h"
+#include "analysis/kneedle.h"
+#include "analysis/little.h"
+#include "analysis/saturation.h"
+#include "analysis/usl.h"
+
+namespace knee::report {
+
+namespace {
+
+std::optional<double> known(double v) {
+  return std::isfinite(v) ? std::optional<double>(v) : std::nullopt;
+}
+
+ResourceFigures resource_figures(const core::ResourceUse& u) {
+  ResourceFigures f;
+  f.window_s = u.window_s;
+  f.samples = u.intervals;
+  for (double b : u.cpu_busy_pct) f.cpu_busy_pct.push_back(known(b));
+  f.cpu_busy_all_pct = known(u.cpu_busy_all_pct);
+  f.cpu_pressure_some_pct = known(u.cpu_pressure_some_pct);
+  for (const core::DiskUse& d : u.disks) {
+    f.disks.push_back(DiskFigures{d.device, known(d.reads_per_s), known(d.writes_per_s),
+                                  known(d.read_kb_per_s), known(d.write_kb_per_s),
+                                  known(d.read_await_ms), known(d.write_await_ms),
+                                  known(d.queue_size), known(d.util_pct)});
+  }
+  f.io_pressure_some_pct = known(u.io_pressure_some_pct);
+  for (const core::NetUse& n : u.nets) {
+    f.nets.push_back(NetFigures{n.interface, known(n.rx_bytes_per_s), known(n.tx_bytes_per_s),
+                                n.speed_mbit, known(n.util_pct), known(n.drops_per_s)});
+  }
+  f.tcp_retrans_per_s = known(u.tcp_retrans_per_s);
+  f.listen_overflows_per_s = known(u.listen_overflows_per_s);
+  f.listen_drops_per_s = known(u.listen_drops_per_s);
+  f.mem_available_bytes = known(u.mem_available_bytes);
+  f.memory_pressure_some_pct = known(u.memory_pressure_some_pct);
+  if (u.server) {
+    f.server = ServerFigures{u.server->pid, known(u.server->cpu_pct),
+                             known(u.server->busiest_thread_cpu_pct), u.server->threads,
+                             known(u.server->rss_bytes)};
+  }
+  return f;
+}
+
+// The latency spectrum (HdrHistogram's percentile distribution) at fixed percentiles, for the
+// HTML report's latency-by-percentile chart; empty without responses.
+std::vector<SpectrumPoint> spectrum_of(const core::Histogram& h) {
+  static constexpr double kPercentiles[] = {0,    25,   50,    75,    90,     95,    99,
+                                            99.5, 99.9, 99.95, 99.99, 99.995, 99.999};
+  std::vector<SpectrumPoint> out;
+  if (h.count() == 0) return out;
+  for (double p : kPercentiles) out.push_back({p, h.value_at_percentile(p)});
+  return out;
+}
+
+std::vector<IntervalFigures> intervals_of(const std::vector<core::LatencyInterval>& intervals) {
+  std::vector<IntervalFigures> out;
+  for (const core::LatencyInterval& i : intervals) {
+    const core::Histogram h = i.latency_ns();
+    out.push_back(
+        IntervalFigures{i.start_s, i.length_s, h.count(),
+                        i.length_s > 0 ? static_cast<double>(h.count()) / i.length_s : 0.0,
+                        h.value_at_percentile(50), h.value_at_percentile(99), h.max()});
+  }
+  return out;
+}
+
+LittleFigures little_figures(const analysis::LittleCheck& l) {
+  return LittleFigures{l.n_expected, known(l.n_eff), known(l.ratio), l.holds};
+}
+
+bool kept_schedule(const RunFigures& r) {
+  if (!r.open || r.duration_s <= 0) return true;
+  return r.open->achieved_rate_rps * r.duration_s >= 0.99 * static_cast<double>(r.open->scheduled);
+}
+
+}  // namespace
+
+size_t median_index(const std::vector<core::RunResult>& runs) {
+  std::vector<size_t> order(runs.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return runs[a].throughput_rps() < runs[b].throughput_rps();
+  });
+  return order[(order.size() - 1) / 2];
+}
+
+LatencySummary latency_summary(const core::Histogram& h) {
+  return LatencySummary{h.min(),
+                        h.count() > 0 ? h.mean() : 0.0,
+                        h.value_at_percentile(50),
+                        h.value_at_percentile(90),
+                        h.value_at_percentile(99),
+                        h.value_at_percentile(99.9),
+                        h.max(),
+                        h.count()};
+}
+
+HostFigures host_figures(const probes::HostContext& h) {
+  return HostFigures{h.hostname,
+                     h.cpu_model,
+                     h.logical_cpus,
+                     h.kernel,
+                     h.os,
+                     h.governor,
+                     h.turbo,
+                     h.compiler,
+                     h.build_type,
+                     h.cxx_flags,
+                     h.clock_resolution_ns,
+                     known(h.load_avg_1m),
+                     h.warnings};
+}
+
+RunFigures run_figures(const core::RunResult& r) {
+  const core::RunStats& s = r.stats;
+  RunFigures f;
+  if (r.open_loop()) {
+    f.max_connections = r.connections;
+  } else {
+    f.concurrency = r.connections;
+  }
+  f.threads = r.threads;
+  f.requests = s.completed;
+  f.ok = s.ok();
+  f.sent = s.sent;
+  f.aborted = s.aborted;
+  f.reconnects = s.reconnects;
+  f.warmup_requests = s.warmup_requests;
+  f.duration_s = r.duration_s;
+  f.throughput_rps = r.throughput_rps();
+  f.latency_ns = latency_summary(s.latency_ns);
+  for (size_t i = 0; i < s.errors.size(); ++i) {
+    f.errors[std::string(core::error_kind_name(static_cast<core::ErrorKind>(i)))] = s.errors[i];
+  }
+  f.error_causes = s.causes;
+  for (size_t code = 0; code < s.status.size(); ++code) {
+    if (s.status[code] > 0) f.status[std::to_string(code)] = s.status[code];
+  }
+  f.client_cpu_cores = r.client_cpu_cores();
+  f.client_max_thread_cpu = s.max_thread_cpu_share;
+  f.client_max_thread_cpu_demand = s.max_thread_cpu_demand;
+  f.client_spin_ns = s.client_spin_ns;
+  f.loop_lag_ns = latency_summary(s.loop_lag_ns);
+  f.interrupted = r.interrupted;
+  if (r.use) f.resources = resource_figures(*r.use);
+  f.measure_start_epoch_s = r.measure_start_epoch_s;
+  f.spectrum = spectrum_of(s.latency_ns);
+  f.intervals = intervals_of(r.intervals);
+  if (r.open_loop()) {
+    OpenLoopFigures o;
+    o.target_rate_rps = r.target_rate_rps;
+    o.achieved_rate_rps = r.achieved_rate_rps();
+    o.scheduled = s.scheduled;
+    o.never_sent = s.never_sent;
+    o.service_time_ns = latency_summary(s.service_time_ns);
+    o.send_lag_ns = latency_summary(s.send_lag_ns);
+    o.late = s.late;
+    o.max_backlog = s.max_backlog;
+    o.mean_in_system = r.mean_in_system();
+    f.open = o;
+  }
+  return f;
+}
+
+LevelFigures level_figures(const std::vector<core::RunResult>& runs,
+                           const core::ResourceUse* previous_use) {
+  LevelFigures l;
+  const size_t m = median_index(runs);
+  const core::RunResult& run = runs[m];
+  l.median = run_figures(run);
+  l.mode = run.open_loop() ? LoopMode::kOpen : LoopMode::kClosed;
+  l.repeats = static_cast<int>(runs.size());
+  auto figure = [&](auto get) {
+    std::vector<double> v;
+    for (const core::RunResult& r : runs) v.push_back(get(r));
+    return range_of(std::move(v));
+  };
+  auto pct = [](double p) {
+    return [p](const core::RunResult& r) {
+      return static_cast<double>(r.stats.latency_ns.value_at_percentile(p));
+    };
+  };
+  l.ranges.throughput_rps = figure([](const core::RunResult& r) { return r.throughput_rps(); });
+  l.ranges.latency_ns.mean = figure([](const core::RunResult& r) {
+    return r.stats.latency_ns.count() > 0 ? r.stats.latency_ns.mean() : 0.0;
+  });
+  l.ranges.latency_ns.p50 = figure(pct(50));
+  l.ranges.latency_ns.p90 = figure(pct(90));
+  l.ranges.latency_ns.p99 = figure(pct(99));
+  l.ranges.latency_ns.p999 = figure(pct(99.9));
+  if (runs.size() > 1) {
+    for (const core::RunResult& r : runs) l.runs.push_back(run_figures(r));
+  }
+  const double mean_ns = run.stats.latency_ns.count() > 0 ? run.stats.latency_ns.mean() : 0.0;
+  if (run.open_loop()) {
+    l.little =
+        little_figures(analysis::check_little(run.mean_in_system(), run.throughput_rps(), mean_ns));
+  } else {
+    const analysis::LittleCheck c =
+        analysis::check_little(run.connections, run.throughput_rps(), mean_ns);
+    l.little = little_figures(c);
+    l.little_flagged = run.stats.latency_ns.count() > 0 && std::isfinite(c.ratio) && c.ratio < 0.9;
+  }
+  if (run.use) {
+    core::ClientUse client;
+    client.max_thread_cpu_share = run.stats.max_thread_cpu_demand;
+    const analysis::SaturationVerdict v =
+        analysis::name_saturated_resource(*run.use, client, {}, previous_use);
+    l.saturated = SaturatedFigures{v.resource, v.detail, v.evidence, v.rule};
+  }
+  return l;
+}
+
+std::vector<std::string> run_notes(const RunFigures& r) {
+  std::vector<std::string> notes;
+  const LatencySummary& h = r.latency_ns;
+  if (!r.open && h.count > 0 && h.max >= 10 * h.p99 && h.max > 10'000'000) {
+    notes.push_back(
+        "the slowest response took over 10x the p99. In a closed loop a connection sends nothing "
+        "while it waits, so a server stall delays the requests that would have been sent "
+        "meanwhile and they never measure it (coordinated omission). To see what users arriving "
+        "at a steady rate would see, run with -r RATE (open loop).");
+  }
+  if (r.open && !kept_schedule(r)) {
+    const double scheduled_rps =
+        r.duration_s > 0 ? static_cast<double>(r.open->scheduled) / r.duration_s : 0.0;
+    notes.push_back(fmt::format(
+        "the achieved rate {:.1f} req/s is below 99% of the {:.1f} req/s the schedule asked for "
+        "(target {:.1f}): the client could not keep the schedule (connection pool exhausted, or "
+        "the client is overloaded); latencies include that wait, but the server was not offered "
+        "the target rate.",
+        r.open->achieved_rate_rps, scheduled_rps, r.open->target_rate_rps));
+  }
+  return notes;
+}
+
+analysis::ThresholdInput threshold_input(const RunFigures& r) {
+  analysis::ThresholdInput in;
+  in.p50_ns = static_cast<double>(r.latency_ns.p50);
+  in.p90_ns = static_cast<double>(r.latency_ns.p90);
+  in.p99_ns = static_cast<double>(r.latency_ns.p99);
+  in.p999_ns = static_cast<double>(r.latency_ns.p999);
+  in.mean_ns = r.latency_ns.mean;
+  in.max_ns = static_cast<double>(r.latency_ns.max);
+  in.throughput_rps = r.throughput_rps;
+  in.errors = r.total_errors();
+  in.sent = r.sent;
+  return in;
+}
+
+RunDocument analyse_run(std::string target, std::string started_at, LoadParams params,
+                        const std::vector<core::RunResult>& runs, const probes::HostContext& host) {
+  RunDocument d;
+  d.target = std::move(target);
+  d.started_at = std::move(started_at);
+  d.params = std::move(params);
+  d.level = level_figures(runs, nullptr);
+  d.notes = run_notes(d.level.median);
+  d.host = host_figures(host);
+  return d;
+}
+
+SweepDocument analyse_sweep(std::string target, std::string started_at, LoadParams params,
+                            const std::vector<std::vector<core::RunResult>>& levels,
+                            const probes::HostContext& host) {
+  SweepDocument d;
+  d.target = std::move(target);
+  d.started_at = std::move(started_at);
+  d.params = std::move(params);
+  d.host = host_figures(host);
+  std::vector<analysis::LevelPoint> points;
+  const core::ResourceUse* previous_use = nullptr;
+  const bool open =
+      !levels.empty() && !levels.front().empty() && levels.front().front().open_loop();
+  for (const std::vector<core::RunResult>& runs : levels) {
+    d.levels.push_back(level_figures(runs, previous_use));
+    const LevelFigures& level = d.levels.back();
+    const core::RunResult& run = runs[median_index(runs)];
+    if (run.use) previous_use = &*run.use;
+    points.push_back({run.open_loop() ? run.target_rate_rps : static_cast<double>(run.connections),
+                      level.ranges.throughput_rps.median, level.ranges.latency_ns.p99.median});
+    if (run.open_loop() && !kept_schedule(level.median)) {
+      d.warnings.push_back(fmt::format(
+          "rate {:.0f} req/s: achieved only {:.1f} req/s; the client could not keep the schedule "
+          "(raise -c or -t), so this level did not offer its target rate",
+          run.target_rate_rps, run.achieved_rate_rps()));
+    }
+    const LittleFigures& little = level.little;
+    const double n_eff = little.x_times_mean_r.value_or(NAN);
+    if (level.little_flagged) {
+      d.warnings.push_back(fmt::format(
+          "Little's law: at concurrency {} X * mean R = {:.2f} is below 0.9 N: the client did "
+          "not keep N requests in flight (client-bound, connect failures, or errors)",
+          run.connections, n_eff));
+    } else if (!little.holds && run.stats.latency_ns.count() > 0 && run.open_loop()) {
+      d.warnings.push_back(fmt::format(
+          "at rate {:.0f} req/s the mean number in the system ({:.2f}) differs from X * mean R "
+          "({:.2f}) by more than 5%: not a steady state, the queue grew during the level",
+          run.target_rate_rps, run.mean_in_system(), n_eff));
+    } else if (!little.holds && run.stats.latency_ns.count() > 0) {
+      d.warnings.push_back(fmt::format(
+          "Little's law: at concurrency {} X * mean R = {:.2f} differs from N by more than 5%",
+          run.connections, n_eff));
+    }
+    if (level.saturated && level.saturated->resource == "client") {
+      d.warnings.push_back(fmt::format(
+          "client-bound at concurrency {}: these numbers measure knee, not the server ({})",
+          run.connections, level.saturated->detail));
+    }
+    if (run.stats.completed == 0) {
+      d.warnings.push_back(fmt::format(
+          "no response at concurrency {}: nothing completed in its measured phase (see errors; "
+          "connects that never finished count as connect errors)",
+          run.connections));
+    }
+    if (run.stats.total_errors() > 0) {
+      d.warnings.push_back(fmt::format("errors at concurrency {}: {} (see errors per level)",
+                                       run.connections, run.stats.total_errors()));
+    }
+  }
+  const analysis::KneeVerdict knee =
+      analysis::find_knee(points, 0.10, 1.5, open ? "rate" : "concurrency");
+  d.knee.index = knee.index;
+  d.knee.summary = knee.summary;
+  d.knee.rule = knee.rule;
+  for (double g : knee.gain_per_doubling) d.knee.gain_per_doubling.push_back(known(g));
+  if (knee.index) {
+    const LevelFigures& at = d.levels[*knee.index];
+    if (at.median.open) d.knee.rate_rps = at.median.open->target_rate_rps;
+    d.knee.concurrency = at.median.concurrency;
+    if (at.saturated) d.knee.saturated = at.saturated->resource;
+  }
+  std::vector<analysis::ThroughputPoint> xs;
+  for (const analysis::LevelPoint& p : points) xs.push_back({p.concurrency, p.throughput_rps});
+  if (xs.size() >= 3 && !open) {  // USL and Kneedle model throughput against concurrency
+    if (auto fit = analysis::fit_usl(xs)) {
+      d.usl = UslFigures{fit->sigma,
+                         fit->kappa,
+                         fit->lambda_rps,
+                         known(fit->r_squared),
+                         fit->peak_concurrency,
+                         fit->peak_throughput_rps,
+                         fit->flags};
+    } else {
+      d.usl_error = fit.status().message();
+    }
+    auto kn = analysis::find_kneedle(xs);
+    if (kn && kn->index) {
+      d.kneedle = KneedleFigures{kn->knee_concurrency,
+                                 std::string(analysis::x_scale_name(kn->x_scale)), kn->summary};
+    }
+  }
+  // Service demand from the level with the busiest server (the last one sampled).
+  for (auto it = levels.rbegin(); it != levels.rend(); ++it) {
+    const core::RunResult& run = (*it)[median_index(*it)];
+    if (run.use && run.use->server && core::is_known(run.use->server->cpu_pct) &&
+        run.throughput_rps() > 0) {
+      const double demand_ns = run.use->server->cpu_pct / 100.0 / run.throughput_rps() * 1e9;
+      if (demand_ns > 0) d.service_demand = DemandFigures{demand_ns, 1e9 / demand_ns};
+      break;
+    }
+  }
+  return d;
+}
+
+}  // namespace knee::report

@@ -1,0 +1,56 @@
+// From measurements to documents: what a run or a sweep measured (core::RunResult per repeat),
+// what the analysis concludes about it (knee, Little's law, saturated resource, USL, Kneedle,
+// service demand, warnings) and where it ran, folded into the result documents of document.h
+// that every renderer draws from.
+//
+// Repeats (seed 002, principle 4: one run is not a measurement): every run or level holds its K
+// runs; figures are reported as the median with the min-max range over them. The analysis
+// (knee, Little's law, saturated resource) reads the median run: the repeat whose throughput is
+// the median (the lower middle one for an even K).
+//
+// Pure functions of their inputs. Thread-safety: plain values.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "analysis/threshold.h"
+#include "core/histogram.h"
+#include "core/run_stats.h"
+#include "probes/host_context.h"
+#include "report/document.h"
+
+namespace knee::report {
+
+// The index of the median run of `runs` by throughput (the lower middle one); `runs` not empty.
+size_t median_index(const std::vector<core::RunResult>& runs);
+
+// Summaries of histograms and host context as the documents hold them.
+LatencySummary latency_summary(const core::Histogram& h);
+HostFigures host_figures(const probes::HostContext& h);
+// One run's figures (everything but the verdicts).
+RunFigures run_figures(const core::RunResult& r);
+
+// One run or level over its repeats, with its verdicts. previous_use: the resources of the level
+// before (the disk's await-growth rule), nullptr for the first.
+LevelFigures level_figures(const std::vector<core::RunResult>& runs,
+                           const core::ResourceUse* previous_use);
+
+// `knee run`: the repeats of one run.
+RunDocument analyse_run(std::string target, std::string started_at, LoadParams params,
+                        const std::vector<core::RunResult>& runs, const probes::HostContext& host);
+
+// `knee sweep`: the levels, each a list of repeats, in increasing concurrency or rate.
+SweepDocument analyse_sweep(std::string target, std::string started_at, LoadParams params,
+                            const std::vector<std::vector<core::RunResult>>& levels,
+                            const probes::HostContext& host);
+
+// Plain-words notes on how to read a run: coordinated omission in a closed loop with a stall, an
+// open-loop rate that was not achieved. Empty when there is nothing to say.
+std::vector<std::string> run_notes(const RunFigures& r);
+
+// The figures --threshold and --slo checks read (analysis/threshold.h): latency percentiles,
+// mean and max of successful responses, throughput, every error, the requests sent.
+analysis::ThresholdInput threshold_input(const RunFigures& r);
+
+}  // namespace knee::report

@@ -1,0 +1,580 @@
+// The result documents: one typed value for every result knee writes (run, sweep, scenarios,
+// capacity search, ladder, request phases, queueing models, comparison, HdrHistogram log summary),
+// and the only code that turns them into JSON and back (conventions 15). Every consumer (the text
+// renderers, the HTML report, `knee report`, compare, `knee model ... --from/--points`) takes
+// these values, never raw JSON.
+//
+// The JSON layout is the one docs/output.md lists, field for field; objects carry
+// `schema_version` (kSchemaVersion) and `kind`. Reading checks both and, where a command needs a
+// particular mode, the mode, and says in one line what the file is and what was needed
+// ("b.json is an open-loop sweep; `model usl` needs a closed-loop sweep or a CSV of
+// concurrency,throughput"). A schema_version 1 file (knee before the `max_connections` and
+// `scheduled` fields) is read with its open-loop levels migrated: `concurrency` becomes
+// `max_connections`, and `sent` (which meant intended arrivals) becomes `scheduled`.
+//
+// Equality: documents compare field by field (defaulted ==), so from_json(to_json(x)) == x is
+// testable; unknown figures are empty optionals, never NaN.
+//
+// Units are in the names: _ns nanoseconds, _s seconds, _rps requests per second, _pct percent,
+// _bytes bytes. Thread-safety: plain values.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "core/status.h"
+
+namespace knee::report {
+
+// Version 2: open-loop levels carry `max_connections` (not `concurrency`), `sent` means written
+// to a socket in both loops and open loop adds `scheduled` and `never_sent`; every document
+// carries schema_version.
+inline constexpr int kSchemaVersion = 2;
+
+enum class LoopMode : uint8_t { kClosed, kOpen };
+std::string_view to_text(LoopMode m);  // "closed", "open"
+bool from_text(std::string_view s, LoopMode& m);
+
+// ---- parts shared by the documents ----
+
+// The machine and build (probes/host_context.h).
+struct HostFigures {
+  std::string hostname, cpu_model;
+  int logical_cpus = 0;
+  std::string kernel, os, governor, turbo, compiler, build_type, cxx_flags;
+  int64_t clock_resolution_ns = 0;
+  std::optional<double> load_avg_1m;
+  std::vector<std::string> warnings;
+  bool operator==(const HostFigures&) const = default;
+};
+
+// One latency histogram summarised, ns (HdrHistogram percentiles, nearest rank).
+struct LatencySummary {
+  int64_t min = 0;
+  double mean = 0;
+  int64_t p50 = 0, p90 = 0, p99 = 0, p999 = 0, max = 0;
+  int64_t count = 0;
+  bool operator==(const LatencySummary&) const = default;
+};
+
+struct Range {
+  double median = 0;
+  double min = 0;
+  double max = 0;
+  bool operator==(const Range&) const = default;
+};
+// Median (the mean of the two middle values for an even count), min and max; all 0 when empty.
+Range range_of(std::vector<double> values);
+
+struct SpectrumPoint {
+  double percentile = 0;
+  int64_t value_ns = 0;
+  bool operator==(const SpectrumPoint&) const = default;
+};
+
+// One interval (a second) of a measured phase.
+struct IntervalFigures {
+  double start_s = 0;  // from the phase's start
+  double length_s = 0;
+  int64_t responses = 0;  // successful responses completed in it
+  double throughput_rps = 0;
+  int64_t p50_ns = 0, p99_ns = 0, max_ns = 0;
+  bool operator==(const IntervalFigures&) const = default;
+};
+
+struct ServerFigures {
+  int pid = 0;
+  std::optional<double> cpu_pct;  // % of one core
+  std::optional<double> busiest_thread_cpu_pct;
+  int threads = 0;
+  std::optional<double> rss_bytes;
+  bool operator==(const ServerFigures&) const = default;
+};
+
+struct DiskFigures {
+  std::string device;
+  std::optional<double> r_per_s, w_per_s, rkb_per_s, wkb_per_s, r_await_ms, w_await_ms, aqu_sz,
+      util_pct;
+  bool operator==(const DiskFigures&) const = default;
+};
+
+struct NetFigures {
+  std::string interface;
+  std::optional<double> rx_bytes_per_s, tx_bytes_per_s;
+  double speed_mbit = -1;  // -1: unknown
+  std::optional<double> util_pct, drops_per_s;
+  bool operator==(const NetFigures&) const = default;
+};
+
+// The host over a measured phase (core/resource_use.h), as written.
+struct ResourceFigures {
+  double window_s = 0;
+  int samples = 0;
+  std::vector<std::optional<double>> cpu_busy_pct;  // per CPU
+  std::optional<double> cpu_busy_all_pct, cpu_pressure_some_pct;
+  std::vector<DiskFigures> disks;
+  std::optional<double> io_pressure_some_pct;
+  std::vector<NetFigures> nets;
+  std::optional<double> tcp_retrans_per_s, listen_overflows_per_s, listen_drops_per_s;
+  std::optional<double> mem_available_bytes, memory_pressure_some_pct;
+  std::optional<ServerFigures> server;  // with a known server process
+  bool operator==(const ResourceFigures&) const = default;
+};
+
+// Figures only an open-loop run has.
+struct OpenLoopFigures {
+  double target_rate_rps = 0;
+  double achieved_rate_rps = 0;
+  uint64_t scheduled = 0;   // intended send times in the measured phase
+  uint64_t never_sent = 0;  // of those, still waiting for a connection at the end
+  LatencySummary service_time_ns;
+  LatencySummary send_lag_ns;
+  uint64_t late = 0;
+  uint64_t max_backlog = 0;
+  double mean_in_system = 0;
+  bool operator==(const OpenLoopFigures&) const = default;
+};
+
+// What one run measured (one repeat of a run or of a sweep level).
+struct RunFigures {
+  std::optional<int> concurrency;      // closed loop: N
+  std::optional<int> max_connections;  // open loop: the pool's cap
+  int threads = 0;
+  uint64_t requests = 0;  // completed, any status
+  uint64_t ok = 0;
+  uint64_t sent = 0;
+  uint64_t aborted = 0;
+  uint64_t reconnects = 0;
+  uint64_t warmup_requests = 0;
+  double duration_s = 0;
+  double throughput_rps = 0;
+  LatencySummary latency_ns;
+  std::map<std::string, uint64_t> errors;        // every kind, by name
+  std::map<std::string, uint64_t> error_causes;  // "<kind>: <cause>"
+  std::map<std::string, uint64_t> status;        // by status code
+  double client_cpu_cores = 0;
+  double client_max_thread_cpu = 0;
+  double client_max_thread_cpu_demand = 0;
+  int64_t client_spin_ns = 0;
+  LatencySummary loop_lag_ns;
+  bool interrupted = false;
+  std::optional<ResourceFigures> resources;
+  double measure_start_epoch_s = 0;
+  std::vector<SpectrumPoint> spectrum;
+  std::vector<IntervalFigures> intervals;
+  std::optional<OpenLoopFigures> open;  // open loop
+
+  // Errors of every kind; failures: every kind but connect and status (they consumed a request).
+  uint64_t total_errors() const;
+  uint64_t request_failures() const;
+  // N for a closed-loop level, the target rate for an open-loop one.
+  double level_key() const;
+  bool operator==(const RunFigures&) const = default;
+};
+
+struct LatencyRanges {
+  Range mean, p50, p90, p99, p999;  // ns
+  bool operator==(const LatencyRanges&) const = default;
+};
+struct Ranges {
+  Range throughput_rps;
+  LatencyRanges latency_ns;
+  bool operator==(const Ranges&) const = default;
+};
+
+struct LittleFigures {
+  double n = 0;                          // N asked for (closed) or mean in system (open)
+  std::optional<double> x_times_mean_r;  // the N the measurement implies
+  std::optional<double> ratio;
+  bool holds = false;  // within 5 %
+  bool operator==(const LittleFigures&) const = default;
+};
+
+struct SaturatedFigures {
+  std::string resource;  // client, cpu, disk, network, none
+  std::string detail;
+  std::vector<std::string> evidence;
+  std::string rule;
+  bool operator==(const SaturatedFigures&) const = default;
+};
+
+// One run or sweep level over its repeats: the median run's figures, the ranges, every repeat
+// when there were several, and the verdicts.
+struct LevelFigures {
+  RunFigures median;  // the repeat whose throughput is the median (the lower middle one)
+  LoopMode mode = LoopMode::kClosed;
+  int repeats = 1;
+  Ranges ranges;
+  std::vector<RunFigures> runs;  // every repeat, with 2 or more; empty otherwise
+  LittleFigures little;
+  bool little_flagged = false;
+  std::optional<SaturatedFigures> saturated;  // when the host was sampled
+  bool operator==(const LevelFigures&) const = default;
+};
+
+// The load as the user asked for it.
+struct LoadParams {
+  std::string url;  // placeholders unexpanded
+  std::string method = "GET";
+  double duration_s = 0, warmup_s = 0, timeout_s = 0, grace_s = 0;
+  int threads = 1;
+  int repeats = 1;
+  std::string arrival = "uniform";
+  bool operator==(const LoadParams&) const = default;
+};
+
+// ---- the documents ----
+
+struct RunDocument {
+  LevelFigures level;
+  std::string target;  // what was measured, in words
+  std::string started_at;
+  LoadParams params;
+  std::vector<std::string> notes;
+  HostFigures host;
+  bool operator==(const RunDocument&) const = default;
+};
+
+struct KneeFigures {
+  std::optional<size_t> index;  // into levels; empty: no knee
+  std::optional<double> rate_rps;
+  std::optional<int> concurrency;
+  std::string summary, rule;
+  std::vector<std::optional<double>> gain_per_doubling;
+  std::optional<std::string> saturated;
+  bool operator==(const KneeFigures&) const = default;
+};
+
+struct UslFigures {
+  double sigma = 0, kappa = 0, lambda_rps = 0;
+  std::optional<double> r_squared, peak_concurrency, peak_throughput_rps;
+  std::vector<std::string> flags;
+  bool operator==(const UslFigures&) const = default;
+};
+
+struct KneedleFigures {
+  double concurrency = 0;
+  std::string x_scale, summary;
+  bool operator==(const KneedleFigures&) const = default;
+};
+
+struct DemandFigures {
+  double cpu_demand_ns = 0;
+  double cpu_bound_rps = 0;
+  bool operator==(const DemandFigures&) const = default;
+};
+
+struct SweepDocument {
+  std::string target, started_at;
+  LoadParams params;
+  std::vector<LevelFigures> levels;
+  KneeFigures knee;
+  std::optional<UslFigures> usl;
+  std::optional<std::string> usl_error;  // why there is no fit, when one was tried
+  std::optional<KneedleFigures> kneedle;
+  std::optional<DemandFigures> service_demand;
+  std::vector<std::string> warnings;
+  HostFigures host;
+
+  LoopMode mode() const { return levels.empty() ? LoopMode::kClosed : levels.front().mode; }
+  bool operator==(const SweepDocument&) const = default;
+};
+
+// `knee run --scenario ...`: one run document per scenario, by name, and the names in the order
+// they were given.
+struct ScenariosDocument {
+  std::vector<std::string> order;
+  std::map<std::string, RunDocument> scenarios;
+  bool operator==(const ScenariosDocument&) const = default;
+};
+
+// `knee capacity`: the search (analysis/capacity.h), every step.
+struct CapacityRepeatFigures {
+  double p50_ns = 0, p99_ns = 0, p999_ns = 0, max_ns = 0;
+  double throughput_rps = 0, achieved_rps = 0;
+  uint64_t errors = 0, sent = 0;
+  bool passed = false;
+  std::vector<std::string> failures;
+  bool operator==(const CapacityRepeatFigures&) const = default;
+};
+struct CapacityStepFigures {
+  double rate_rps = 0;
+  std::string phase;  // bracket, bisect, confirm
+  bool passed = false;
+  std::vector<CapacityRepeatFigures> repeats;
+  bool operator==(const CapacityStepFigures&) const = default;
+};
+// -c of a capacity search: a number, or the engine's default pool per rate (written as the
+// words "default per rate").
+struct PoolCap {
+  std::optional<int> connections;
+  bool operator==(const PoolCap&) const = default;
+};
+struct CapacityParams {
+  double start_rate_rps = 0, max_rate_rps = 0, precision_percent = 0;
+  int repeats = 0, confirm_repeats = 0;
+  double duration_s = 0, warmup_s = 0, timeout_s = 0;
+  PoolCap max_connections;
+  bool operator==(const CapacityParams&) const = default;
+};
+struct CapacityBracket {
+  std::optional<double> highest_pass_rps;  // = capacity_rps
+  std::optional<double> lowest_fail_rps;   // empty: no rate failed
+  bool operator==(const CapacityBracket&) const = default;
+};
+struct CapacityDocument {
+  std::string target;
+  std::vector<std::string> slos;
+  CapacityParams params;
+  std::optional<double> capacity_rps;
+  CapacityBracket bracket;
+  bool reached_max = false, confirmed = false, interrupted = false;
+  std::vector<CapacityStepFigures> steps;
+  bool operator==(const CapacityDocument&) const = default;
+};
+
+// `knee ladder` (probes/ladder.h, analysis/network_floor.h).
+struct RungFigures {
+  std::string group, id, name, method, rung;
+  int64_t batch = 1, samples = 0, ops = 0;
+  int repeats = 0;
+  double median_ns = 0, p99_ns = 0, min_ns = 0, best_ns = 0, ops_per_s = 0;
+  std::optional<std::string> plan;  // SQLite rungs
+  bool operator==(const RungFigures&) const = default;
+};
+struct LadderClock {
+  int64_t getres_ns = 0, smallest_step_ns = 0;
+  double now_cost_ns = 0;
+  int64_t target_sample_ns = 0;
+  bool operator==(const LadderClock&) const = default;
+};
+struct LadderParams {
+  int repeats = 0;
+  int64_t max_samples_per_repeat = 0;
+  double max_time_per_repeat_ms = 0, warmup_ms = 0;
+  int disk_repeats = 0;
+  int64_t disk_max_writes_per_repeat = 0;
+  double disk_max_time_per_repeat_ms = 0;
+  int64_t dram_bytes = 0, cache_bytes = 0;
+  int sqlite_rows = 0;
+  std::string dir;
+  bool operator==(const LadderParams&) const = default;
+};
+struct LadderSqlite {
+  std::string version;
+  int rows = 0;
+  std::map<std::string, std::string> plans;
+  double scan_over_key = 0, scan_over_index = 0;
+  bool operator==(const LadderSqlite&) const = default;
+};
+struct LadderDisk {
+  std::string dir, path, fs_type, mount_point, source, device, device_model;
+  std::optional<int> rotational;
+  bool memory = false;
+  int64_t block_bytes = 4096;
+  std::vector<std::string> warnings;
+  bool operator==(const LadderDisk&) const = default;
+};
+struct GeoPoint {
+  double lat_deg = 0, lon_deg = 0;
+  bool operator==(const GeoPoint&) const = default;
+};
+struct RouteFigures {
+  std::string name;
+  GeoPoint from, to;
+  double distance_km = 0, vacuum_rtt_ms = 0, fibre_rtt_ms = 0;
+  std::string rung;
+  bool operator==(const RouteFigures&) const = default;
+};
+struct LadderNetwork {
+  double fibre_factor = 0, earth_radius_km = 0, speed_of_light_km_per_s = 0;
+  std::string method;
+  std::vector<RouteFigures> routes;  // by fibre floor
+  bool operator==(const LadderNetwork&) const = default;
+};
+struct LadderDocument {
+  std::string started_at;
+  double duration_s = 0;
+  std::vector<std::string> only;
+  HostFigures host;
+  LadderClock clock;
+  LadderParams params;
+  std::vector<RungFigures> rungs;  // by median
+  std::optional<LadderSqlite> sqlite;
+  std::optional<LadderDisk> disk;
+  std::optional<LadderNetwork> network;
+  std::vector<std::string> warnings;
+  bool operator==(const LadderDocument&) const = default;
+};
+
+// `knee probe` (engine/request_phases.h).
+struct PhaseFigures {
+  std::string curl, words;
+  int64_t count = 0;
+  std::optional<int64_t> min_ns, median_ns, p99_ns, max_ns, phase_min_ns, phase_median_ns,
+      phase_p99_ns;  // empty when count is 0
+  bool operator==(const PhaseFigures&) const = default;
+};
+struct AttemptFigures {
+  bool ok = false, new_connection = false;
+  std::optional<int> status;
+  uint64_t body_bytes = 0;
+  std::map<std::string, std::optional<int64_t>> at_ns;  // by phase key
+  std::optional<std::string> error;
+  bool operator==(const AttemptFigures&) const = default;
+};
+struct ProbeParams {
+  std::string method;
+  int count = 0;
+  bool reuse = false;
+  double timeout_s = 0;
+  bool operator==(const ProbeParams&) const = default;
+};
+struct ProbeDocument {
+  std::string target, started_at, address;
+  ProbeParams params;
+  std::string times;
+  int ok = 0, failed = 0, connections = 0;
+  std::map<std::string, int> status;
+  std::map<std::string, int> errors;
+  std::map<std::string, PhaseFigures> phases;  // by phase key
+  std::vector<AttemptFigures> attempts;
+  bool operator==(const ProbeDocument&) const = default;
+};
+
+// `knee model little|mm1|mmc|usl` (analysis/little.h, queueing.h, usl.h, kneedle.h).
+struct LittleDocument {
+  std::string solved;  // n, x or r
+  std::optional<double> n, x_rps, r_ns;
+  std::string formula, source;
+  bool operator==(const LittleDocument&) const = default;
+};
+struct Mm1Row {
+  double utilisation = 0, arrival_rps = 0, mean_response_ns = 0, ratio_to_first = 0;
+  double p50_ns = 0, p90_ns = 0, p99_ns = 0;
+  bool operator==(const Mm1Row&) const = default;
+};
+struct Mm1Peak {
+  double peak_rps = 0, utilisation = 0, headroom = 0;
+  std::optional<double> mean_response_ns;  // empty: no steady state
+  std::string band, verdict;
+  bool operator==(const Mm1Peak&) const = default;
+};
+struct MuSource {
+  std::string from;                   // "--mu" or the sweep file
+  std::optional<double> concurrency;  // the level it came from: N, or (open loop) the rate
+  std::optional<double> rate_rps;
+  std::optional<bool> no_knee;
+  bool operator==(const MuSource&) const = default;
+};
+struct Mm1Document {
+  double mu_rps = 0;
+  MuSource mu_source;
+  std::vector<Mm1Row> rows;
+  std::vector<Mm1Peak> peaks;
+  std::string source;
+  bool operator==(const Mm1Document&) const = default;
+};
+struct MmcDocument {
+  int servers = 0;
+  double mu_rps = 0, lambda_rps = 0, offered_load = 0, utilisation = 0, p_wait = 0;
+  double mean_wait_ns = 0, mean_response_ns = 0, mean_queue_length = 0, mean_in_system = 0;
+  std::map<std::string, std::optional<double>> response_ns;  // p50, p90, p99, p999
+  std::string source;
+  bool operator==(const MmcDocument&) const = default;
+};
+struct UslPoint {
+  double concurrency = 0, throughput_rps = 0, fitted_rps = 0;
+  bool operator==(const UslPoint&) const = default;
+};
+struct KneedleResult {
+  std::optional<std::string> label, x_scale, summary, source, error;
+  std::optional<double> concurrency;
+  std::optional<size_t> index;
+  bool operator==(const KneedleResult&) const = default;
+};
+struct UslDocument {
+  std::string from;  // the points' file
+  std::string formula;
+  double sigma = 0, kappa = 0, lambda_rps = 0;
+  std::optional<double> r_squared, peak_concurrency, peak_throughput_rps;
+  std::string held_at_zero;
+  std::vector<std::string> flags;
+  std::vector<UslPoint> points;
+  KneedleResult kneedle;
+  std::string source;
+  bool operator==(const UslDocument&) const = default;
+};
+
+// `knee report a.json b.json --json` (compare.h).
+struct CompareSideFigures {
+  std::string file, kind;
+  LoopMode mode = LoopMode::kClosed;
+  std::string target, started_at;
+  int threads = 0;
+  double duration_s = 0;
+  int repeats = 1;
+  bool operator==(const CompareSideFigures&) const = default;
+};
+struct FigureFigures {
+  Range a, b;
+  std::optional<double> ratio;
+  std::string difference;  // higher, lower, within, cannot_tell
+  bool operator==(const FigureFigures&) const = default;
+};
+// A level's key: written as an integer when it is whole (concurrency, whole rates).
+struct LevelKey {
+  double value = 0;
+  bool operator==(const LevelKey&) const = default;
+};
+struct CompareLevelFigures {
+  // The key, under its name: concurrency (closed loop) or rate_rps (open loop).
+  std::optional<LevelKey> concurrency, rate_rps;
+  int a_repeats = 1, b_repeats = 1;
+  std::map<std::string, FigureFigures> figures;
+  bool operator==(const CompareLevelFigures&) const = default;
+};
+struct ComparisonDocument {
+  std::string key;  // "concurrency" or "rate_rps"
+  CompareSideFigures a, b;
+  std::vector<CompareLevelFigures> levels;
+  std::vector<LevelKey> only_in_a, only_in_b;
+  bool operator==(const ComparisonDocument&) const = default;
+};
+
+// `knee report FILE.hlog --json`: the merged latency of the selected intervals.
+struct LatencyReportDocument {
+  LatencySummary latency_ns;
+  bool operator==(const LatencyReportDocument&) const = default;
+};
+
+using Document = std::variant<RunDocument, SweepDocument, ScenariosDocument, CapacityDocument,
+                              LadderDocument, ProbeDocument, LittleDocument, Mm1Document,
+                              MmcDocument, UslDocument, ComparisonDocument, LatencyReportDocument>;
+
+// The JSON of a document, with schema_version and kind (and `model` for the model documents).
+nlohmann::json to_json(const Document& doc);
+
+// Reads a document. `label` (a file name) starts every error. Errors (kInvalidArgument, one
+// line): not an object, no or an unknown schema_version, an unknown kind, a missing or mistyped
+// field ("a.json: levels[3].latency_ns.p99 is missing").
+core::Result<Document> from_json(const nlohmann::json& j, const std::string& label);
+
+// Parses `text` as JSON and reads it. Errors: as from_json, and "label: not valid JSON".
+core::Result<Document> parse_document(std::string_view text, const std::string& label);
+
+// What a document is, in words: "a closed-loop run", "an open-loop sweep", "a ladder", ...
+std::string kind_words(const Document& doc);
+
+// "b.json is an open-loop sweep; `model usl` needs a closed-loop sweep or a CSV of
+// concurrency,throughput": the error for a document a command cannot use.
+core::Status wrong_document(const std::string& label, const Document& doc, std::string_view command,
+                            std::string_view needs);
+
+}  // namespace knee::report
