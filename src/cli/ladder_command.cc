@@ -10,6 +10,7 @@
 #include "cli/command.h"
 #include "cli/load_flags.h"
 #include "cli/output.h"
+#include "core/units.h"
 #include "probes/ladder.h"
 #include "report/ladder.h"
 
@@ -18,29 +19,6 @@ namespace {
 
 using core::Result;
 using core::Status;
-
-constexpr const char* kGroups[] = {"inprocess", "sqlite", "disk", "loopback", "network"};
-
-// "inprocess,sqlite" -> the set; unknown names are bad input.
-Result<std::vector<std::string>> parse_only(const std::string& text) {
-  std::vector<std::string> groups;
-  size_t at = 0;
-  while (at <= text.size()) {
-    const size_t comma = text.find(',', at);
-    const std::string name =
-        text.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
-    if (std::find(std::begin(kGroups), std::end(kGroups), name) == std::end(kGroups)) {
-      return Status::invalid_argument(
-          fmt::format("--only '{}': '{}' is not a group of rungs; give a comma-separated subset of "
-                      "inprocess,sqlite,disk,loopback,network",
-                      text, name));
-    }
-    if (std::find(groups.begin(), groups.end(), name) == groups.end()) groups.push_back(name);
-    if (comma == std::string::npos) break;
-    at = comma + 1;
-  }
-  return groups;
-}
 
 class LadderCommand final : public Subcommand {
  public:
@@ -61,8 +39,9 @@ class LadderCommand final : public Subcommand {
   }
 
   int run() override {
-    Result<std::vector<std::string>> only = parse_only(only_);
-    if (!only) return report_failure(only.status());
+    auto only =
+        core::parse_name_list(only_, {"inprocess", "sqlite", "disk", "loopback", "network"});
+    if (!only) return report_failure(only.status().with_context("--only"));
     const bool network = std::find(only->begin(), only->end(), "network") != only->end();
     if (Status st = analysis::check_fibre_factor(fibre_factor_); !st) return report_failure(st);
     std::vector<analysis::Route> routes;

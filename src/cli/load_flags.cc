@@ -89,19 +89,10 @@ Result<core::Nanos> duration_field(std::string_view field, const std::string& te
 
 }  // namespace
 
-Result<engine::LoadOptions> LoadFlags::to_options() const {
+Result<engine::LoadOptions> LoadFlags::to_options(bool with_url) const {
   engine::LoadOptions o;
-  auto parsed = http::parse_url(url);
+  auto parsed = http::parse_url(with_url ? url : "http://127.0.0.1/");
   if (!parsed) return parsed.status();
-  // Only {conn} and {seq} expand; anything else in braces is almost surely a typo.
-  for (size_t at = url.find('{'); at != std::string::npos; at = url.find('{', at + 1)) {
-    std::string_view rest = std::string_view(url).substr(at);
-    if (rest.rfind("{conn}", 0) != 0 && rest.rfind("{seq}", 0) != 0) {
-      return Status::invalid_field(
-          "url", fmt::format("unknown placeholder at '{}'; only {{conn}} and {{seq}} expand",
-                             rest.substr(0, 12)));
-    }
-  }
   o.request.url = *parsed;
   o.request.method = method;
   for (const std::string& h : headers) {
@@ -183,25 +174,16 @@ Result<std::pair<std::string, std::string>> parse_header(const std::string& text
 }
 
 std::string flag_of(const std::string& field) {
+  // clang-format off
   static const std::pair<const char*, const char*> kFlags[] = {
-      {"connections", "-c/--connections"},
-      {"max_connections", "-c/--connections"},
-      {"threads", "-t/--threads"},
-      {"duration", "-d/--duration"},
-      {"warmup", "-w/--warmup"},
-      {"timeout", "--timeout"},
-      {"grace", "--grace"},
-      {"rate_rps", "-r/--rate"},
-      {"spin", "--spin"},
-      {"arrival", "--arrival"},
-      {"url", "URL"},
-      {"count", "-n/--count"},
-      {"n", "--n"},
-      {"x", "--x"},
-      {"r", "--r"},
-      {"lambda", "--lambda"},
-      {"from", "--from"},
-      {"mu", "--mu"}};
+      {"connections", "-c/--connections"}, {"max_connections", "-c/--connections"},
+      {"threads", "-t/--threads"}, {"duration", "-d/--duration"}, {"warmup", "-w/--warmup"},
+      {"timeout", "--timeout"}, {"grace", "--grace"}, {"rate_rps", "-r/--rate"},
+      {"spin", "--spin"}, {"arrival", "--arrival"}, {"url", "URL"}, {"count", "-n/--count"},
+      {"n", "--n"}, {"x", "--x"}, {"r", "--r"}, {"lambda", "--lambda"}, {"from", "--from"},
+      {"mu", "--mu"}, {"levels", "--levels"}, {"rates", "--rate"},
+      {"start_rate", "--start-rate"}, {"max_rate", "--max-rate"}, {"precision", "--precision"}};
+  // clang-format on
   for (const auto& [f, flag] : kFlags) {
     if (field == f) return flag;
   }

@@ -41,9 +41,10 @@ struct LoadFlags {
   // Declares --arrival and --seed, with `context` in their help ("With --rate: ").
   void add_arrival_to(CLI::App& app, const std::string& context = "Open loop: ");
   // Parses everything into options. With -r and no -c, the pool's cap is left to the engine's
-  // default for the rate. Errors: kInvalidArgument naming the option field (report_failure maps
-  // it to its flag); kIoError when --body-file cannot be read.
-  core::Result<engine::LoadOptions> to_options() const;
+  // default for the rate. Without `with_url` the URL is left for the caller to set (scenarios).
+  // Errors: kInvalidArgument naming the option field (report_failure maps it to its flag);
+  // kIoError when --body-file cannot be read.
+  core::Result<engine::LoadOptions> to_options(bool with_url = true) const;
 };
 
 // --html FILE and --hlog FILE.

@@ -7,11 +7,6 @@
 // files and prints. Text by default, --json for the document.
 #include <fmt/core.h>
 
-#include <cerrno>
-#include <cstring>
-#include <fstream>
-#include <sstream>
-
 #include "analysis/queueing.h"
 #include "cli/command.h"
 #include "cli/load_flags.h"
@@ -25,37 +20,6 @@ namespace {
 
 using core::Result;
 using core::Status;
-
-Result<std::string> read_file(const std::string& flag, const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return Status::invalid_argument(
-        fmt::format("{}: cannot read '{}': {}", flag, path, std::strerror(errno)));
-  }
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-// "416.67,833.33" -> {416.67, 833.33}, every element > 0.
-Result<std::vector<double>> parse_rates(const std::string& text) {
-  std::vector<double> rates;
-  std::stringstream in(text);
-  std::string item;
-  const Status bad = Status::invalid_argument(fmt::format(
-      "--peak: '{}' is not a comma-separated list of rates > 0 in req/s, like 416.67,833.33",
-      text));
-  while (std::getline(in, item, ',')) {
-    char* end = nullptr;
-    const double v = std::strtod(item.c_str(), &end);
-    if (item.empty() || end != item.c_str() + item.size() || !(v > 0) || !std::isfinite(v)) {
-      return bad;
-    }
-    rates.push_back(v);
-  }
-  if (rates.empty() || text.back() == ',') return bad;
-  return rates;
-}
 
 // Prints the document as text or JSON; exit 0.
 int print(const report::Document& doc, bool json) {
@@ -165,7 +129,7 @@ class ModelCommand final : public Subcommand {
           "--mu: give the service rate in req/s, a number > 0, e.g. 4268"));
     }
     if (from_) {
-      Result<std::string> text = read_file("--from", *from_);
+      Result<std::string> text = read_text_file("--from", *from_);
       if (!text) return report_failure(text.status());
       auto measured = report::mu_from_sweep(*from_, *text);
       if (!measured) return report_failure(measured.status());
@@ -173,8 +137,8 @@ class ModelCommand final : public Subcommand {
     }
     std::vector<double> peaks;
     if (peak_) {
-      auto p = parse_rates(*peak_);
-      if (!p) return report_failure(p.status());
+      auto p = core::parse_positive_number_list(*peak_);
+      if (!p) return report_failure(p.status().with_context("--peak"));
       peaks = *p;
     }
     auto doc = report::mm1_document(mu, source, peaks);
@@ -197,7 +161,7 @@ class ModelCommand final : public Subcommand {
   }
 
   int run_usl() {
-    Result<std::string> text = read_file("--points", points_);
+    Result<std::string> text = read_text_file("--points", points_);
     if (!text) return report_failure(text.status());
     auto points = report::read_points("--points", points_, *text);
     if (!points) return report_failure(points.status());

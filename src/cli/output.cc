@@ -2,7 +2,10 @@
 
 #include <fmt/core.h>
 
+#include <cerrno>
+#include <cstring>
 #include <ctime>
+#include <sstream>
 
 #include "report/hlog.h"
 
@@ -77,6 +80,17 @@ Status OutputFile::write_hlog(const std::vector<TaggedRun>& runs) {
   file_.close();
   if (!file_) return Status::io_error(fmt::format("{}: cannot write '{}'", flag_, path_));
   return Status::ok();
+}
+
+core::Result<std::string> read_text_file(std::string_view flag, const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return Status::invalid_argument(
+        fmt::format("{}: cannot read '{}': {}", flag, path, std::strerror(errno)));
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
 }
 
 std::string json_text(const report::Document& doc) { return report::to_json(doc).dump(2) + "\n"; }

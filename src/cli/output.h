@@ -62,6 +62,9 @@ class OutputFile {
   std::ofstream file_;
 };
 
+// The whole of file `path`. Errors: kInvalidArgument "<flag>: cannot read '<path>': <why>".
+core::Result<std::string> read_text_file(std::string_view flag, const std::string& path);
+
 // The document's JSON as written to --json files and stdout: 2-space indented, one newline.
 std::string json_text(const report::Document& doc);
 

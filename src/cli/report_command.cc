@@ -27,25 +27,15 @@ namespace {
 using core::Result;
 using core::Status;
 
-std::string summary_line(const core::Histogram& h) {
-  auto ms = [&](double p) { return static_cast<double>(h.value_at_percentile(p)) / 1e6; };
-  return fmt::format(
-      "{:>9}  {:>9.3f}  {:>9.3f}  {:>9.3f}  {:>9.3f}  {:>9.3f}  {:>9.3f}  {:>9.3f}  {:>9.3f}",
-      h.count(), static_cast<double>(h.min()) / 1e6, h.count() ? h.mean() / 1e6 : 0.0, ms(50),
-      ms(90), ms(99), ms(99.9), ms(99.99), static_cast<double>(h.max()) / 1e6);
-}
-
 bool has_suffix(const std::string& s, std::string_view suffix) {
   return s.size() >= suffix.size() &&
          s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 Result<report::Document> read_document(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::invalid_argument("report: cannot read '" + path + "'");
-  std::stringstream text;
-  text << in.rdbuf();
-  auto doc = report::parse_document(text.str(), path);
+  auto text = read_text_file("report", path);
+  if (!text) return text.status();
+  auto doc = report::parse_document(*text, path);
   if (!doc) return doc.status().with_context("report");
   return doc;
 }
@@ -95,11 +85,7 @@ class ReportCommand final : public Subcommand {
  private:
   // Two runs or sweeps side by side, level by level, as text or with --json as JSON.
   int compare(const report::Document& a, const report::Document& b) {
-    auto sa = report::compare_side(a, files_[0]);
-    if (!sa) return report_failure(sa.status().with_context("report"));
-    auto sb = report::compare_side(b, files_[1]);
-    if (!sb) return report_failure(sb.status().with_context("report"));
-    auto c = report::compare(*sa, *sb);
+    auto c = report::compare(a, files_[0], b, files_[1]);
     if (!c) return report_failure(c.status().with_context("report"));
     fmt::print("{}", json_ ? json_text(*c) : report::render_compare_text(*c));
     return kExitOk;
@@ -107,30 +93,13 @@ class ReportCommand final : public Subcommand {
 
   // One run or sweep's page (the renderer of run/sweep --html), or two sweeps overlaid.
   int write_html(const std::vector<report::Document>& docs) {
-    std::string page;
-    const auto* run = std::get_if<report::RunDocument>(&docs[0]);
-    const auto* sweep = std::get_if<report::SweepDocument>(&docs[0]);
-    if (docs.size() == 1 && (run != nullptr || sweep != nullptr)) {
-      page = run != nullptr ? report::render_html(*run) : report::render_html(*sweep);
-    } else if (docs.size() == 2) {
-      for (size_t i = 0; i < 2; ++i) {
-        if (!std::holds_alternative<report::SweepDocument>(docs[i])) {
-          return report_failure(
-              report::wrong_document(files_[i], docs[i], "report a.json b.json -o", "two sweeps"));
-        }
-      }
-      auto html = report::render_compare_html(std::get<report::SweepDocument>(docs[0]),
-                                              std::get<report::SweepDocument>(docs[1]), files_[0],
-                                              files_[1]);
-      if (!html) return report_failure(html.status());
-      page = std::move(html).value();
-    } else {
-      return report_failure(
-          report::wrong_document(files_[0], docs[0], "report FILE.json -o", "a run or a sweep"));
-    }
+    auto page = docs.size() == 1
+                    ? report::render_html(docs[0], files_[0])
+                    : report::render_compare_html(docs[0], docs[1], files_[0], files_[1]);
+    if (!page) return report_failure(page.status());
     OutputFile out;
     if (Status s = out.open("-o", html_path_); !s) return report_failure(s);
-    if (Status s = out.write(page); !s) return report_failure(s);
+    if (Status s = out.write(*page); !s) return report_failure(s);
     return kExitOk;
   }
 
@@ -152,27 +121,12 @@ class ReportCommand final : public Subcommand {
     }
     std::optional<std::string_view> tag;
     if (tag_) tag = *tag_;
-    core::Histogram merged = report::merge_intervals(all, from_s_, to_s_, tag);
     if (json_) {
+      const core::Histogram merged = report::merge_intervals(all, from_s_, to_s_, tag);
       fmt::print("{}", json_text(report::LatencyReportDocument{report::latency_summary(merged)}));
-      return kExitOk;
+    } else {
+      fmt::print("{}", report::render_hlog_summary(all, files_.size(), from_s_, to_s_, tag));
     }
-    fmt::print("{} interval{} from {} file{}\n", all.size(), all.size() == 1 ? "" : "s",
-               files_.size(), files_.size() == 1 ? "" : "s");
-    fmt::print("{:>9}  {:>9}  {:>9}  {:>9}  {:>9}  {:>9}  {:>9}  {:>9}  {:>9}   (ms)\n", "count",
-               "min", "mean", "p50", "p90", "p99", "p99.9", "p99.99", "max");
-    // One line per tag, in order of first appearance, then everything selected together.
-    std::vector<std::string> tags;
-    for (const report::HlogInterval& i : all) {
-      if (std::find(tags.begin(), tags.end(), i.tag) == tags.end()) tags.push_back(i.tag);
-    }
-    if (tags.size() > 1 && !tag_) {
-      for (const std::string& t : tags) {
-        core::Histogram h = report::merge_intervals(all, from_s_, to_s_, std::string_view(t));
-        fmt::print("{}  {}\n", summary_line(h), t.empty() ? "(untagged)" : t);
-      }
-    }
-    fmt::print("{}  {}\n", summary_line(merged), tag_ ? *tag_ : "all");
     return kExitOk;
   }
 

@@ -7,8 +7,8 @@
 #include "cli/load_flags.h"
 #include "cli/output.h"
 #include "cli/progress.h"
-#include "cli/scenario.h"
 #include "cli/thresholds.h"
+#include "engine/scenario.h"
 #include "probes/host_context.h"
 #include "report/analyse.h"
 #include "report/html.h"
@@ -43,7 +43,7 @@ class RunCommand final : public Subcommand {
                                "(default 10), r: open-loop rate/s, t: threads (default 1), m: "
                                "method (default GET). No positional URL then; -d, -w, --timeout, "
                                "--grace, -H, the body and --repeat apply to every scenario",
-                               kScenarioForm))
+                               engine::kScenarioForm))
         ->allow_extra_args(false);
     add_threshold_option(app, threshold_texts_);
     add_progress_flags(app, progress_flags_);
@@ -66,10 +66,13 @@ class RunCommand final : public Subcommand {
     plan.repeats = repeat_;
     std::vector<std::string> urls;
     if (scenarios) {
-      auto parsed = parse_scenarios(scenario_texts_, flags_);
+      if (Status s = check_scenario_flags(); !s) return report_failure(s);
+      auto base = flags_.to_options(/*with_url=*/false);
+      if (!base) return report_failure(base.status());
+      auto parsed = engine::parse_scenarios(scenario_texts_, *base);
       if (!parsed) return report_failure(parsed.status());
       plan.levels.emplace_back();
-      for (Scenario& sc : *parsed) {
+      for (engine::Scenario& sc : *parsed) {
         plan.scenario_names.push_back(sc.name);
         urls.push_back(sc.url);
         plan.levels[0].push_back(std::move(sc.options));
@@ -133,23 +136,38 @@ class RunCommand final : public Subcommand {
   std::vector<std::string> scenario_texts_;   // --scenario
   ProgressFlags progress_flags_;              // --quiet, --no-color
 
+  // The flags a scenario sets for itself may not also be given outside the scenarios. Values
+  // equal to the defaults cannot be told from absence and are harmless.
+  Status check_scenario_flags() const {
+    const LoadFlags defaults;
+    auto inside = [](std::string_view flag, std::string_view key) {
+      return Status::invalid_argument(
+          fmt::format("{} with --scenario: set {}= inside each scenario instead; use --scenario {}",
+                      flag, key, engine::kScenarioForm));
+    };
+    if (!flags_.url.empty()) {
+      return Status::invalid_argument(
+          fmt::format("URL '{}' with --scenario: give each target as url= inside its scenario, "
+                      "not as the positional URL; use --scenario {}",
+                      flags_.url, engine::kScenarioForm));
+    }
+    if (flags_.connections_given) return inside("-c/--connections", "c");
+    if (flags_.threads != defaults.threads) return inside("-t/--threads", "t");
+    if (flags_.method != defaults.method) return inside("-m/--method", "m");
+    if (flags_.rate_given) return inside("-r/--rate", "r");
+    if (flags_.arrival != defaults.arrival) return inside("--arrival", "arrival");
+    return Status::ok();
+  }
+
   // --strict: every open-loop repeat sent >= 99 % of its schedule; else says so on stderr.
   bool kept_rate(const report::RunDocument& doc, const std::string& scenario) const {
     if (!strict_) return true;
-    const std::vector<report::RunFigures> one{doc.level.median};
-    for (const report::RunFigures& r : doc.level.runs.empty() ? one : doc.level.runs) {
-      if (!r.open || r.duration_s <= 0) continue;
-      const double scheduled_rps = static_cast<double>(r.open->scheduled) / r.duration_s;
-      if (r.open->achieved_rate_rps < 0.99 * scheduled_rps) {
-        fmt::print(stderr,
-                   "knee: --strict: {}achieved {:.1f} req/s, below 99% of the {:.1f} "
-                   "req/s scheduled\n",
-                   scenario.empty() ? "" : "scenario " + scenario + " ", r.open->achieved_rate_rps,
-                   scheduled_rps);
-        return false;
-      }
+    const std::vector<std::string> missed = report::schedule_shortfalls(doc.level);
+    for (const std::string& m : missed) {
+      fmt::print(stderr, "knee: --strict: {}{}\n",
+                 scenario.empty() ? "" : "scenario " + scenario + " ", m);
     }
-    return true;
+    return missed.empty();
   }
 
   int finish(const report::RunDocument& doc, const std::vector<core::RunResult>& runs,
@@ -167,7 +185,7 @@ class RunCommand final : public Subcommand {
       if (Status s = html.write(report::render_html(doc)); !s) return report_failure(s);
     }
     if (runs.back().interrupted) return 130;
-    const bool passed = check_thresholds(thresholds, {doc.level}, /*name_levels=*/false);
+    const bool passed = passes_thresholds(thresholds, {doc.level}, /*name_levels=*/false);
     const bool kept = kept_rate(doc, "");
     return passed && kept ? kExitOk : kExitThresholds;
   }

@@ -3,8 +3,6 @@
 // The first stdout line is exactly "listening on HOST:PORT" (flushed at once), which scripts and
 // `knee sweep` read to learn an ephemeral port.
 #include <fmt/core.h>
-#include <pthread.h>
-#include <signal.h>
 
 #include <cstdio>
 #include <string>
@@ -61,28 +59,16 @@ class ServeCommand final : public Subcommand {
       d.out = *parsed;
     }
 
-    // Block the stop signals before any thread starts, so every thread inherits the mask and
-    // only sigwait() below receives them.
-    sigset_t stop_signals;
-    sigemptyset(&stop_signals);
-    sigaddset(&stop_signals, SIGTERM);
-    sigaddset(&stop_signals, SIGINT);
-    pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
-
-    auto server = lab::LabServer::start(options);
-    if (!server) {
-      fmt::print(stderr, "knee serve: {}\n", server.status().message());
-      return server.status().code() == core::Status::Code::kInvalidArgument ? kExitBadInput
-                                                                            : kExitRunFailed;
+    auto clean = lab::serve_until_signalled(options, [](const net::SocketAddress& address) {
+      fmt::print("listening on {}\n", address.to_string());
+      std::fflush(stdout);
+    });
+    if (!clean) {
+      fmt::print(stderr, "knee serve: {}\n", clean.status().message());
+      return clean.status().code() == core::Status::Code::kInvalidArgument ? kExitBadInput
+                                                                           : kExitRunFailed;
     }
-    fmt::print("listening on {}\n", (*server)->address().to_string());
-    std::fflush(stdout);
-
-    int signal_number = 0;
-    while (sigwait(&stop_signals, &signal_number) != 0) {
-    }
-    (*server)->request_stop();
-    if ((*server)->wait() != 0) {
+    if (!*clean) {
       fmt::print(stderr, "knee serve: drain timed out after {}: requests in flight were cut off\n",
                  drain_timeout_);
       return kExitRunFailed;

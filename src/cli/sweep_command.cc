@@ -75,17 +75,9 @@ class SweepCommand final : public Subcommand {
       return report_failure(Status::invalid_argument(
           "-c/--connections: only with --rate (a closed-loop sweep's levels are its connections)"));
     }
-    const char* list_flag = by_rate ? "--rate" : "--levels";
-    const std::string& list = by_rate ? rates_ : levels_;
-    auto levels = core::parse_positive_int_list(list, by_rate ? 10'000'000 : 1'000'000);
-    if (!levels) return report_failure(levels.status().with_context(list_flag));
-    for (size_t i = 1; i < levels->size(); ++i) {
-      if ((*levels)[i] <= (*levels)[i - 1]) {
-        return report_failure(Status::invalid_argument(
-            fmt::format("{}: '{}' must be strictly increasing, like {}", list_flag, list,
-                        by_rate ? "1000,2000,4000" : "1,2,4,8")));
-      }
-    }
+    auto levels = core::parse_increasing_int_list(by_rate ? rates_ : levels_,
+                                                  by_rate ? 10'000'000 : 1'000'000);
+    if (!levels) return report_failure(levels.status().with_field(by_rate ? "rates" : "levels"));
     auto thresholds = parse_thresholds(threshold_texts_);
     if (!thresholds) return report_failure(thresholds.status());
     auto sample_every = core::parse_duration(sample_every_);
@@ -107,9 +99,10 @@ class SweepCommand final : public Subcommand {
     std::string target = flags_.url;
     std::optional<int> server_pid = server_pid_;
     if (builtin) {
-      auto started = start_lab(target);
+      auto started = lab::start_builtin_server(server_wait_, server_cpu_, server_threads_);
       if (!started) return report_failure(started.status());
-      lab.emplace(std::move(started).value());
+      lab.emplace(std::move(started->process));
+      target = started->description;
       server_pid = lab->pid();
       flags_.url = fmt::format("http://127.0.0.1:{}{}", lab->port(), kLabPath);
       for (auto& level : plan->levels) level[0].request.url = *http::parse_url(flags_.url);
@@ -179,8 +172,8 @@ class SweepCommand final : public Subcommand {
       return kExitRunFailed;
     }
     if (result.interrupted) return 130;
-    return check_thresholds(*thresholds, doc.levels, /*name_levels=*/true) ? kExitOk
-                                                                           : kExitThresholds;
+    return passes_thresholds(*thresholds, doc.levels, /*name_levels=*/true) ? kExitOk
+                                                                            : kExitThresholds;
   }
 
  private:
@@ -220,61 +213,19 @@ class SweepCommand final : public Subcommand {
     return Status::ok();
   }
 
-  // One level per concurrency (closed loop) or rate (open loop); an option error names the list
-  // flag where the level set the field.
+  // One level per concurrency (closed loop) or rate (open loop). The base options are checked
+  // with the largest level's connections (-t may exceed run's default of 10).
   core::Result<engine::Plan> plan_of(const std::vector<int64_t>& levels, bool by_rate) {
-    engine::Plan plan;
-    plan.repeats = repeat_;
-    // The base options are checked with the largest level's connections (-t may exceed run's
-    // default of 10).
     flags_.connections = by_rate ? max_connections_.value_or(engine::LoadOptions::default_pool_size(
                                        static_cast<double>(levels.back())))
                                  : static_cast<int>(levels.back());
     auto base = flags_.to_options();
     if (!base) {
-      if (base.status().field() == "connections") return base.status().with_field("--levels");
+      if (base.status().field() == "connections") return base.status().with_field("levels");
       return base.status();
     }
-    for (int64_t level : levels) {
-      engine::LoadOptions o = *base;
-      if (by_rate) {
-        o.rate_rps = static_cast<double>(level);
-        o.max_connections = max_connections_;
-      } else {
-        o.connections = static_cast<int>(level);
-      }
-      o.threads = std::min(base->threads, o.connection_slots());
-      if (Status s = o.validate(); !s) {
-        if (s.field() == "connections") return s.with_field("--levels");
-        if (s.field() == "rate_rps") return s.with_field("--rate");
-        return s;
-      }
-      plan.levels.push_back({std::move(o)});
-    }
-    return plan;
-  }
-
-  // Starts `knee serve` on the first allowed CPU and pins this process to the others.
-  core::Result<lab::ServerProcess> start_lab(std::string& target) const {
-    const std::vector<int> cpus = lab::allowed_cpus();
-    const int server_cpu = cpus.size() >= 2 ? cpus.front() : -1;
-    auto child = lab::ServerProcess::start({"--wait", server_wait_, "--cpu", server_cpu_,
-                                            "--threads", std::to_string(server_threads_)},
-                                           server_cpu);
-    if (!child) return child.status();
-    std::string pinning = "server and client share the CPUs (fewer than 2 available)";
-    if (server_cpu >= 0) {
-      const std::vector<int> client(cpus.begin() + 1, cpus.end());
-      if (Status s = lab::pin_to(client); !s) return s;
-      pinning = fmt::format("server pinned to CPU {}, client to CPU {}", server_cpu,
-                            client.size() == 1 ? std::to_string(client[0]) : "the others");
-    }
-    target = fmt::format(
-        "built-in lab server (knee serve, pid {}): {} event-loop thread{}, each tracking request "
-        "waits {} on a timer then burns {} of CPU; {}",
-        child->pid(), server_threads_, server_threads_ == 1 ? "" : "s", server_wait_, server_cpu_,
-        pinning);
-    return child;
+    base->max_connections = max_connections_;
+    return engine::sweep_plan(*base, levels, by_rate, repeat_);
   }
 };
 

@@ -26,33 +26,13 @@ core::Result<std::vector<analysis::Threshold>> parse_thresholds(
   return out;
 }
 
-bool check_thresholds(const std::vector<analysis::Threshold>& thresholds,
-                      const std::vector<report::LevelFigures>& levels, bool name_levels) {
-  if (thresholds.empty()) return true;
-  bool all = true;
-  for (const analysis::Threshold& t : thresholds) {
-    std::string first;
-    size_t failed_levels = 0;
-    for (const report::LevelFigures& level : levels) {
-      const analysis::ThresholdResult r =
-          analysis::evaluate(t, report::threshold_input(level.median));
-      if (r.passed) continue;
-      if (failed_levels++ == 0) {
-        first = name_levels
-                    ? fmt::format("at {} {:g}: {}", level.median.open ? "rate" : "concurrency",
-                                  level.median.level_key(), r.line)
-                    : r.line;
-      }
-    }
-    if (failed_levels == 0) continue;
-    all = false;
-    fmt::print(stderr, "knee: threshold {}{}\n", first,
-               failed_levels > 1 ? fmt::format(" (and at {} more level{})", failed_levels - 1,
-                                               failed_levels > 2 ? "s" : "")
-                                 : "");
+bool passes_thresholds(const std::vector<analysis::Threshold>& thresholds,
+                       const std::vector<report::LevelFigures>& levels, bool name_levels) {
+  const report::ThresholdCheck check = report::check_thresholds(thresholds, levels, name_levels);
+  for (const std::string& line : check.lines) {
+    fmt::print(stderr, "{}{}\n", check.passed ? "" : "knee: ", line);
   }
-  if (all) fmt::print(stderr, "thresholds: all {} passed\n", thresholds.size());
-  return all;
+  return check.passed;
 }
 
 }  // namespace knee::cli

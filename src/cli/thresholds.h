@@ -1,7 +1,6 @@
 // --threshold on `knee run` and `knee sweep`: k6-style pass/fail checks (analysis/threshold.h)
-// parsed before anything runs and evaluated on the result's median run(s) after it is printed.
-// Failing thresholds are printed to stderr, one line each; when all pass, one line
-// "thresholds: all N passed". Nothing is printed when no threshold was given.
+// parsed before anything runs and evaluated on the result's median run(s) after it is printed
+// (report::check_thresholds); its lines go to stderr.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -22,10 +21,8 @@ void add_threshold_option(CLI::App& app, std::vector<std::string>& texts);
 core::Result<std::vector<analysis::Threshold>> parse_thresholds(
     const std::vector<std::string>& texts);
 
-// Checks every threshold against each level's median run (a run is one level); a threshold fails
-// when it fails at any level, and in a sweep (`name_levels`) its line names the first such level
-// (and how many others). True when all passed.
-bool check_thresholds(const std::vector<analysis::Threshold>& thresholds,
-                      const std::vector<report::LevelFigures>& levels, bool name_levels);
+// Checks them (report::check_thresholds), prints the lines on stderr; true when all passed.
+bool passes_thresholds(const std::vector<analysis::Threshold>& thresholds,
+                       const std::vector<report::LevelFigures>& levels, bool name_levels);
 
 }  // namespace knee::cli

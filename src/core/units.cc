@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 
@@ -71,6 +72,61 @@ Result<std::vector<int64_t>> parse_positive_int_list(std::string_view text, int6
     start = comma + 1;
   }
   return out;
+}
+
+Result<std::vector<int64_t>> parse_increasing_int_list(std::string_view text, int64_t max_value) {
+  auto list = parse_positive_int_list(text, max_value);
+  if (!list) return list;
+  for (size_t i = 1; i < list->size(); ++i) {
+    if ((*list)[i] <= (*list)[i - 1]) {
+      return Status::invalid_argument(
+          fmt::format("'{}' must be strictly increasing, like 1,2,4,8", text));
+    }
+  }
+  return list;
+}
+
+Result<std::vector<double>> parse_positive_number_list(std::string_view text) {
+  const Status bad = Status::invalid_argument(
+      fmt::format("'{}' is not a comma-separated list of numbers > 0, like 416.67,833.33", text));
+  std::vector<double> out;
+  size_t start = 0;
+  while (start <= text.size()) {
+    const size_t comma = text.find(',', start);
+    const std::string_view item = text.substr(
+        start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+    double v = 0;
+    auto [ptr, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
+    if (item.empty() || ec != std::errc() || ptr != item.data() + item.size() || !(v > 0) ||
+        !std::isfinite(v)) {
+      return bad;
+    }
+    out.push_back(v);
+    if (comma == std::string_view::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+Result<std::vector<std::string>> parse_name_list(std::string_view text,
+                                                 const std::vector<std::string>& allowed) {
+  std::vector<std::string> names;
+  size_t start = 0;
+  while (start <= text.size()) {
+    const size_t comma = text.find(',', start);
+    const std::string name(text.substr(
+        start, comma == std::string_view::npos ? std::string_view::npos : comma - start));
+    if (std::find(allowed.begin(), allowed.end(), name) == allowed.end()) {
+      std::string all;
+      for (const std::string& a : allowed) all += (all.empty() ? "" : ",") + a;
+      return Status::invalid_argument(fmt::format(
+          "'{}': '{}' is not one of {}; give a comma-separated subset", text, name, all));
+    }
+    if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+    if (comma == std::string_view::npos) break;
+    start = comma + 1;
+  }
+  return names;
 }
 
 std::string format_duration_ns(double ns) {

@@ -25,6 +25,19 @@ Result<Nanos> parse_duration(std::string_view text);
 Result<std::vector<int64_t>> parse_positive_int_list(std::string_view text,
                                                      int64_t max_value = 1'000'000);
 
+// Parses "1,2,4,8" as above and requires it strictly increasing (a sweep's levels).
+// Errors: as parse_positive_int_list, and "'4,2' must be strictly increasing, like 1,2,4,8".
+Result<std::vector<int64_t>> parse_increasing_int_list(std::string_view text, int64_t max_value);
+
+// Parses "416.67,833.33" into finite numbers > 0. Errors (kInvalidArgument): an empty list or
+// element, a number that is not > 0 or not finite.
+Result<std::vector<double>> parse_positive_number_list(std::string_view text);
+
+// Parses "a,b" into the distinct names it lists (in order), each one of `allowed`. Errors
+// (kInvalidArgument): a name not in `allowed` ("'x' is not one of a, b, c").
+Result<std::vector<std::string>> parse_name_list(std::string_view text,
+                                                 const std::vector<std::string>& allowed);
+
 // Formats a duration given in ns for people, choosing ns/us/ms/s: "850 ns", "4.33 ms", "2.00 s".
 std::string format_duration_ns(double ns);
 

@@ -61,6 +61,17 @@ Status LoadOptions::validate() const {
         "url", fmt::format("{}: only http:// is supported so far (https is planned)",
                            request.url.to_string()));
   }
+  // Only {conn} and {seq} expand; anything else in braces is almost surely a typo.
+  const std::string& target = request.url.target;
+  for (size_t at = target.find('{'); at != std::string::npos; at = target.find('{', at + 1)) {
+    const std::string_view rest = std::string_view(target).substr(at);
+    if (!rest.starts_with("{conn}") && !rest.starts_with("{seq}")) {
+      return Status::invalid_field(
+          "url", fmt::format("unknown placeholder at '{}'; only {{conn}} and {{seq}} expand",
+                             rest.substr(0, 12)));
+    }
+  }
+  if (auto compiled = http::RequestTemplate::compile(request); !compiled) return compiled.status();
   return Status::ok();
 }
 

@@ -77,6 +77,29 @@ std::optional<core::Status> run_step(const Plan& plan, const std::vector<LoadOpt
 
 }  // namespace
 
+core::Result<Plan> sweep_plan(const LoadOptions& base, const std::vector<int64_t>& levels,
+                              bool by_rate, int repeats) {
+  Plan plan;
+  plan.repeats = repeats;
+  for (int64_t level : levels) {
+    LoadOptions o = base;
+    if (by_rate) {
+      o.rate_rps = static_cast<double>(level);
+    } else {
+      o.rate_rps.reset();
+      o.connections = static_cast<int>(level);
+    }
+    o.threads = std::min(base.threads, o.connection_slots());
+    if (core::Status s = o.validate(); !s) {
+      if (s.field() == "connections") return s.with_field("levels");
+      if (s.field() == "rate_rps") return s.with_field("rates");
+      return s;
+    }
+    plan.levels.push_back({std::move(o)});
+  }
+  return plan;
+}
+
 PlanResult run_plan(const Plan& plan, const PlanControl& control) {
   PlanResult result;
   const int repeats = std::max(1, plan.repeats);

@@ -83,6 +83,13 @@ struct PlanResult {
   std::optional<core::Status> failed;
 };
 
+// A sweep's plan: one level per concurrency N (closed loop) or arrival rate in req/s (open loop,
+// `by_rate`), each a copy of `base` (whose max_connections caps an open-loop pool) with its
+// threads capped at the level's connections. Errors: a level's invalid options, with field()
+// "levels" where the level's concurrency, or "rates" where its rate, made them invalid.
+core::Result<Plan> sweep_plan(const LoadOptions& base, const std::vector<int64_t>& levels,
+                              bool by_rate, int repeats);
+
 // Runs the plan. Never fails as a whole: a failed run is reported in PlanResult::failed, with
 // the levels before it.
 PlanResult run_plan(const Plan& plan, const PlanControl& control);

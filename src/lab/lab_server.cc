@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <pthread.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -134,6 +135,24 @@ int LabServer::wait() {
     if (threads_.size() < workers_.size()) result_ = 1;
   }
   return result_;
+}
+
+Result<bool> serve_until_signalled(
+    const ServerOptions& options,
+    const std::function<void(const net::SocketAddress&)>& on_listening) {
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  auto server = LabServer::start(options);
+  if (!server) return server.status();
+  on_listening((*server)->address());
+  int signal_number = 0;
+  while (sigwait(&stop_signals, &signal_number) != 0) {
+  }
+  (*server)->request_stop();
+  return (*server)->wait() == 0;
 }
 
 }  // namespace knee::lab

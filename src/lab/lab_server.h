@@ -26,6 +26,7 @@
 // Nothing here prints or exits.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -89,5 +90,13 @@ class LabServer {
   bool joined_ = false;
   int result_ = 0;
 };
+
+// `knee serve`: blocks SIGTERM and SIGINT (before any thread starts, so only this call receives
+// them), starts the server, calls `on_listening` with its address, serves until one of the
+// signals arrives, then drains. Returns true after a clean drain, false when requests in flight
+// were cut off. Errors: those of LabServer::start.
+core::Result<bool> serve_until_signalled(
+    const ServerOptions& options,
+    const std::function<void(const net::SocketAddress&)>& on_listening);
 
 }  // namespace knee::lab

@@ -122,4 +122,25 @@ void ServerProcess::stop() {
 
 ServerProcess::~ServerProcess() { stop(); }
 
+Result<BuiltinServer> start_builtin_server(const std::string& wait, const std::string& cpu,
+                                           int threads) {
+  const std::vector<int> cpus = allowed_cpus();
+  const int server_cpu = cpus.size() >= 2 ? cpus.front() : -1;
+  auto child = ServerProcess::start(
+      {"--wait", wait, "--cpu", cpu, "--threads", std::to_string(threads)}, server_cpu);
+  if (!child) return child.status();
+  std::string pinning = "server and client share the CPUs (fewer than 2 available)";
+  if (server_cpu >= 0) {
+    const std::vector<int> client(cpus.begin() + 1, cpus.end());
+    if (Status s = pin_to(client); !s) return s;
+    pinning = fmt::format("server pinned to CPU {}, client to CPU {}", server_cpu,
+                          client.size() == 1 ? std::to_string(client[0]) : "the others");
+  }
+  std::string description = fmt::format(
+      "built-in lab server (knee serve, pid {}): {} event-loop thread{}, each tracking request "
+      "waits {} on a timer then burns {} of CPU; {}",
+      child->pid(), threads, threads == 1 ? "" : "s", wait, cpu, pinning);
+  return BuiltinServer{std::move(child).value(), std::move(description)};
+}
+
 }  // namespace knee::lab

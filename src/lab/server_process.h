@@ -41,6 +41,17 @@ class ServerProcess {
   int out_fd_ = -1;
 };
 
+// The built-in lab server of `knee sweep` without a URL: `knee serve` with the tracking
+// endpoint's wait, CPU share (as typed: "3ms", "0.2ms") and event-loop threads, pinned to the
+// first CPU this process may use while this process is pinned to the others (when there are two
+// or more). `description` says all that in words, for the report's target.
+struct BuiltinServer {
+  ServerProcess process;
+  std::string description;
+};
+core::Result<BuiltinServer> start_builtin_server(const std::string& wait, const std::string& cpu,
+                                                 int threads);
+
 // CPUs this process may run on (sched_getaffinity), in increasing order.
 std::vector<int> allowed_cpus();
 // Pins the calling process (and the threads it starts later) to `cpus`. Errors: kIoError.

@@ -373,4 +373,46 @@ SweepDocument analyse_sweep(std::string target, std::string started_at, LoadPara
   return d;
 }
 
+ThresholdCheck check_thresholds(const std::vector<analysis::Threshold>& thresholds,
+                                const std::vector<LevelFigures>& levels, bool name_levels) {
+  ThresholdCheck check;
+  if (thresholds.empty()) return check;
+  for (const analysis::Threshold& t : thresholds) {
+    std::string first;
+    size_t failed_levels = 0;
+    for (const LevelFigures& level : levels) {
+      const analysis::ThresholdResult r = analysis::evaluate(t, threshold_input(level.median));
+      if (r.passed) continue;
+      if (failed_levels++ == 0) {
+        first = name_levels
+                    ? fmt::format("at {} {:g}: {}", level.median.open ? "rate" : "concurrency",
+                                  level.median.level_key(), r.line)
+                    : r.line;
+      }
+    }
+    if (failed_levels == 0) continue;
+    check.passed = false;
+    check.lines.push_back(
+        fmt::format("threshold {}{}", first,
+                    failed_levels > 1 ? fmt::format(" (and at {} more level{})", failed_levels - 1,
+                                                    failed_levels > 2 ? "s" : "")
+                                      : ""));
+  }
+  if (check.passed)
+    check.lines.push_back(fmt::format("thresholds: all {} passed", thresholds.size()));
+  return check;
+}
+
+std::vector<std::string> schedule_shortfalls(const LevelFigures& level) {
+  std::vector<std::string> out;
+  const std::vector<RunFigures> one{level.median};
+  for (const RunFigures& r : level.runs.empty() ? one : level.runs) {
+    if (!r.open || r.duration_s <= 0 || kept_schedule(r)) continue;
+    out.push_back(fmt::format("achieved {:.1f} req/s, below 99% of the {:.1f} req/s scheduled",
+                              r.open->achieved_rate_rps,
+                              static_cast<double>(r.open->scheduled) / r.duration_s));
+  }
+  return out;
+}
+
 }  // namespace knee::report

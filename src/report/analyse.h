@@ -49,6 +49,21 @@ SweepDocument analyse_sweep(std::string target, std::string started_at, LoadPara
 // open-loop rate that was not achieved. Empty when there is nothing to say.
 std::vector<std::string> run_notes(const RunFigures& r);
 
+// --threshold checked on each level's median run (a run is one level): a threshold fails when it
+// fails at any level, and in a sweep (`name_levels`) its line names the first such level (and
+// how many others). `lines`: one "threshold <what failed>" line per failed threshold, or one
+// "thresholds: all N passed"; nothing when no threshold was given.
+struct ThresholdCheck {
+  bool passed = true;
+  std::vector<std::string> lines;
+};
+ThresholdCheck check_thresholds(const std::vector<analysis::Threshold>& thresholds,
+                                const std::vector<LevelFigures>& levels, bool name_levels);
+
+// --strict: the open-loop repeats that sent fewer than 99 % of their schedule, one line each
+// ("achieved 812.0 req/s, below 99% of the 1000.0 req/s scheduled"); empty when all kept it.
+std::vector<std::string> schedule_shortfalls(const LevelFigures& level);
+
 // The figures --threshold and --slo checks read (analysis/threshold.h): latency percentiles,
 // mean and max of successful responses, throughput, every error, the requests sent.
 analysis::ThresholdInput threshold_input(const RunFigures& r);

@@ -191,6 +191,15 @@ Result<ComparisonDocument> compare(const CompareSide& a, const CompareSide& b) {
   return c;
 }
 
+Result<ComparisonDocument> compare(const Document& a, const std::string& label_a, const Document& b,
+                                   const std::string& label_b) {
+  auto sa = compare_side(a, label_a);
+  if (!sa) return sa.status();
+  auto sb = compare_side(b, label_b);
+  if (!sb) return sb.status();
+  return compare(*sa, *sb);
+}
+
 std::string render_compare_text(const ComparisonDocument& c) {
   const bool open = c.a.mode == LoopMode::kOpen;
   std::string out = "knee report: a against b, level by level\n";

@@ -82,6 +82,11 @@ inline constexpr const char* kComparedFigures[] = {"throughput_rps", "p50_ns", "
 // not comparable).
 core::Result<ComparisonDocument> compare(const CompareSide& a, const CompareSide& b);
 
+// The same for two documents read back (`knee report a.json b.json`): each must be a run or a
+// sweep (compare_side), with the same loop.
+core::Result<ComparisonDocument> compare(const Document& a, const std::string& label_a,
+                                         const Document& b, const std::string& label_b);
+
 // The comparison as text: a header per file (target, start, threads, duration, repeats), then
 // per level a table of figures: a, b, b/a and the verdict; then the levels only one file has.
 std::string render_compare_text(const ComparisonDocument& c);

@@ -599,4 +599,39 @@ core::Histogram merge_intervals(std::span<const HlogInterval> intervals,
   return merged;
 }
 
+namespace {
+
+std::string summary_line(const core::Histogram& h) {
+  auto ms = [&](double p) { return static_cast<double>(h.value_at_percentile(p)) / 1e6; };
+  return fmt::format(
+      "{:>9}  {:>9.3f}  {:>9.3f}  {:>9.3f}  {:>9.3f}  {:>9.3f}  {:>9.3f}  {:>9.3f}  {:>9.3f}",
+      h.count(), static_cast<double>(h.min()) / 1e6, h.count() ? h.mean() / 1e6 : 0.0, ms(50),
+      ms(90), ms(99), ms(99.9), ms(99.99), static_cast<double>(h.max()) / 1e6);
+}
+
+}  // namespace
+
+std::string render_hlog_summary(std::span<const HlogInterval> intervals, size_t files,
+                                std::optional<double> from_s, std::optional<double> to_s,
+                                std::optional<std::string_view> tag) {
+  std::string out = fmt::format("{} interval{} from {} file{}\n", intervals.size(),
+                                intervals.size() == 1 ? "" : "s", files, files == 1 ? "" : "s");
+  out += fmt::format("{:>9}  {:>9}  {:>9}  {:>9}  {:>9}  {:>9}  {:>9}  {:>9}  {:>9}   (ms)\n",
+                     "count", "min", "mean", "p50", "p90", "p99", "p99.9", "p99.99", "max");
+  std::vector<std::string> tags;
+  for (const HlogInterval& i : intervals) {
+    if (std::find(tags.begin(), tags.end(), i.tag) == tags.end()) tags.push_back(i.tag);
+  }
+  if (tags.size() > 1 && !tag) {
+    for (const std::string& t : tags) {
+      out += fmt::format(
+          "{}  {}\n", summary_line(merge_intervals(intervals, from_s, to_s, std::string_view(t))),
+          t.empty() ? "(untagged)" : t);
+    }
+  }
+  out += fmt::format("{}  {}\n", summary_line(merge_intervals(intervals, from_s, to_s, tag)),
+                     tag ? std::string(*tag) : "all");
+  return out;
+}
+
 }  // namespace knee::report

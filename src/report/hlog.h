@@ -152,4 +152,11 @@ core::Histogram merge_intervals(std::span<const HlogInterval> intervals,
                                 std::optional<double> to_s = std::nullopt,
                                 std::optional<std::string_view> tag = std::nullopt);
 
+// What `knee report FILE.hlog...` prints: how many intervals from how many files, then count,
+// min, mean, p50, p90, p99, p99.9, p99.99 and max (ms) per tag (when the logs hold several and no
+// tag was asked for), in order of first appearance, and of everything selected.
+std::string render_hlog_summary(std::span<const HlogInterval> intervals, size_t files,
+                                std::optional<double> from_s, std::optional<double> to_s,
+                                std::optional<std::string_view> tag);
+
 }  // namespace knee::report

@@ -829,4 +829,22 @@ core::Result<std::string> render_compare_html(const SweepDocument& a, const Swee
   return page(title, body, "", *data);
 }
 
+core::Result<std::string> render_html(const Document& doc, const std::string& label) {
+  if (const auto* run = std::get_if<RunDocument>(&doc)) return render_html(*run);
+  if (const auto* sweep = std::get_if<SweepDocument>(&doc)) return render_html(*sweep);
+  return wrong_document(label, doc, "report FILE.json -o", "a run or a sweep");
+}
+
+core::Result<std::string> render_compare_html(const Document& a, const Document& b,
+                                              const std::string& label_a,
+                                              const std::string& label_b) {
+  for (const auto& [doc, label] : {std::pair{&a, &label_a}, std::pair{&b, &label_b}}) {
+    if (!std::holds_alternative<SweepDocument>(*doc)) {
+      return wrong_document(*label, *doc, "report a.json b.json -o", "two sweeps");
+    }
+  }
+  return render_compare_html(std::get<SweepDocument>(a), std::get<SweepDocument>(b), label_a,
+                             label_b);
+}
+
 }  // namespace knee::report

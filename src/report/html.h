@@ -63,6 +63,10 @@ nlohmann::json html_chart_data(const SweepDocument& doc);
 std::string render_html(const RunDocument& doc);
 std::string render_html(const SweepDocument& doc);
 
+// The page of any document read back (`knee report FILE.json -o`): a run's or a sweep's. Errors
+// (kInvalidArgument, naming `label`): any other kind.
+core::Result<std::string> render_html(const Document& doc, const std::string& label);
+
 // Two sweeps overlaid (compare): throughput and p99 against N of each, labelled `label_a` and
 // `label_b` (e.g. the file names). Errors (kInvalidArgument): one sweep closed loop, the other
 // open loop.
@@ -70,6 +74,10 @@ core::Result<nlohmann::json> compare_chart_data(const SweepDocument& a, const Sw
                                                 const std::string& label_a,
                                                 const std::string& label_b);
 core::Result<std::string> render_compare_html(const SweepDocument& a, const SweepDocument& b,
+                                              const std::string& label_a,
+                                              const std::string& label_b);
+// The same for two documents read back. Errors: either is not a sweep, or their modes differ.
+core::Result<std::string> render_compare_html(const Document& a, const Document& b,
                                               const std::string& label_a,
                                               const std::string& label_b);
 

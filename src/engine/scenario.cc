@@ -1,4 +1,4 @@
-#include "cli/scenario.h"
+#include "engine/scenario.h"
 
 #include <fmt/core.h>
 
@@ -7,10 +7,9 @@
 #include <optional>
 #include <set>
 
-#include "http/request.h"
 #include "http/url.h"
 
-namespace knee::cli {
+namespace knee::engine {
 
 using core::Result;
 using core::Status;
@@ -54,30 +53,7 @@ std::optional<double> positive_double(std::string_view v) {
   return x;
 }
 
-// The flags a scenario sets for itself may not also be given outside the scenarios. Values equal
-// to the defaults cannot be told from absence and are harmless.
-Status check_no_per_scenario_flags(const LoadFlags& shared) {
-  const LoadFlags defaults;
-  auto inside = [](std::string_view flag, std::string_view key) {
-    return Status::invalid_argument(
-        fmt::format("{} with --scenario: set {}= inside each scenario instead; use --scenario {}",
-                    flag, key, kScenarioForm));
-  };
-  if (!shared.url.empty()) {
-    return Status::invalid_argument(
-        fmt::format("URL '{}' with --scenario: give each target as url= inside its scenario, not "
-                    "as the positional URL; use --scenario {}",
-                    shared.url, kScenarioForm));
-  }
-  if (shared.connections_given) return inside("-c/--connections", "c");
-  if (shared.threads != defaults.threads) return inside("-t/--threads", "t");
-  if (shared.method != defaults.method) return inside("-m/--method", "m");
-  if (shared.rate_given) return inside("-r/--rate", "r");
-  if (shared.arrival != defaults.arrival) return inside("--arrival", "arrival");
-  return Status::ok();
-}
-
-Result<Scenario> parse_scenario(std::string_view text, const LoadFlags& shared, size_t index) {
+Result<Scenario> parse_scenario(std::string_view text, const LoadOptions& base, size_t index) {
   std::optional<std::string_view> values[std::size(kKeys)];
   for (std::string_view pair : split_on_blanks(text)) {
     size_t eq = pair.find('=');
@@ -100,73 +76,64 @@ Result<Scenario> parse_scenario(std::string_view text, const LoadFlags& shared, 
 
   if (!name) return bad_scenario(text, "name= is missing");
   if (!url) return bad_scenario(text, "url= is missing");
-  if (auto parsed = http::parse_url(*url); !parsed) {
+  auto parsed = http::parse_url(*url);
+  if (!parsed) {
     return bad_scenario(text, fmt::format("url={}: {}", *url, parsed.status().message()));
   }
-
-  LoadFlags f = shared;  // -d, -w, --timeout, --grace, -H, --body, --body-file, --seed
-  f.url = std::string(*url);
-  f.seed = shared.seed + index;
-  if (c) {
-    auto n = positive_int(*c);
-    if (!n) return bad_scenario(text, fmt::format("c={} is not a whole number above 0", *c));
-    f.connections = *n;
-    f.connections_given = true;
-  }
+  LoadOptions o = base;  // phases, timeout, grace, headers, body
+  o.request.url = *parsed;
+  o.seed = base.seed + index;
+  o.rate_rps.reset();
+  o.max_connections.reset();
   if (r) {
     auto rate = positive_double(*r);
     if (!rate) {
       return bad_scenario(text,
                           fmt::format("r={} is not a number of requests per second above 0", *r));
     }
-    f.rate = *rate;
-    f.rate_given = true;
+    o.rate_rps = *rate;
+  }
+  if (c) {
+    auto n = positive_int(*c);
+    if (!n) return bad_scenario(text, fmt::format("c={} is not a whole number above 0", *c));
+    (r ? o.max_connections : o.connections) = *n;
   }
   if (t) {
     auto n = positive_int(*t);
     if (!n) return bad_scenario(text, fmt::format("t={} is not a whole number above 0", *t));
-    f.threads = *n;
+    o.threads = *n;
   }
-  if (m) f.method = std::string(*m);
+  if (m) o.request.method = std::string(*m);
   if (arrival) {
     if (*arrival != "uniform" && *arrival != "poisson") {
       return bad_scenario(text, fmt::format("arrival={} is not uniform or poisson", *arrival));
     }
     if (!r) return bad_scenario(text, "arrival= needs r= (it spaces open-loop arrivals)");
-    f.arrival = std::string(*arrival);
+    o.arrival = *arrival == "poisson" ? Arrival::kPoisson : Arrival::kUniform;
   }
-
-  // An error here names its option field. When the field is one of the scenario's own keys
-  // (e.g. c= above the file-descriptor limit), it is named as the key and the scenario text is
-  // quoted; a shared flag's error stands alone.
-  auto options = f.to_options();
-  if (!options) {
-    const Status failed = options.status();
+  // An error of one of the scenario's own keys (e.g. c= above the file-descriptor limit) is named
+  // as the key with the scenario text quoted; a shared option's error stands alone.
+  if (Status s = o.validate(); !s) {
     static const std::pair<const char*, const char*> kOwn[] = {
         {"connections", "c"}, {"max_connections", "c"}, {"threads", "t"},
-        {"rate_rps", "r"},    {"arrival", "arrival"},   {"url", "url"}};
+        {"rate_rps", "r"},    {"url", "url"},           {"method", "m"}};
     for (const auto& [field, key] : kOwn) {
-      if (failed.field() == field) {
-        return bad_scenario(text, fmt::format("{}=: {}", key, failed.message()));
-      }
+      if (s.field() == field) return bad_scenario(text, fmt::format("{}=: {}", key, s.message()));
     }
-    return failed;
+    if (s.field().empty()) return bad_scenario(text, s.message());
+    return s;
   }
-  if (auto compiled = http::RequestTemplate::compile(options->request); !compiled) {
-    return bad_scenario(text, compiled.status().message());
-  }
-  return Scenario{std::string(*name), std::string(*url), std::move(options).value()};
+  return Scenario{std::string(*name), std::string(*url), std::move(o)};
 }
 
 }  // namespace
 
 Result<std::vector<Scenario>> parse_scenarios(const std::vector<std::string>& texts,
-                                              const LoadFlags& shared) {
-  if (Status s = check_no_per_scenario_flags(shared); !s) return s;
+                                              const LoadOptions& base) {
   std::vector<Scenario> out;
   std::set<std::string, std::less<>> names;
   for (size_t i = 0; i < texts.size(); ++i) {
-    auto sc = parse_scenario(texts[i], shared, i);
+    auto sc = parse_scenario(texts[i], base, i);
     if (!sc) return sc.status();
     if (!names.insert(sc->name).second) {
       return bad_scenario(texts[i], fmt::format("name={} is used by an earlier scenario; names "
@@ -178,4 +145,4 @@ Result<std::vector<Scenario>> parse_scenarios(const std::vector<std::string>& te
   return out;
 }
 
-}  // namespace knee::cli
+}  // namespace knee::engine

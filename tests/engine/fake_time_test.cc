@@ -1,0 +1,140 @@
+// The load engine on a fake clock (support/fake_clock.h) against real loopback servers: timeouts,
+// the grace period, the warm-up boundary and an open-loop schedule are measured in fake seconds
+// while the test takes milliseconds. The test moves the time only at points it synchronises on
+// (the server has seen N requests), so every count below is exact.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <optional>
+#include <thread>
+
+#include "engine/load.h"
+#include "http/url.h"
+#include "support/fake_clock.h"
+#include "support/scripted_server.h"
+
+namespace knee::engine {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::Action;
+using testing::FakeClock;
+using testing::ScriptedServer;
+
+// Waits (in real time, for an event, not for a duration) until the server has seen n requests.
+void wait_for_requests(const ScriptedServer& server, size_t n) {
+  const auto give_up = std::chrono::steady_clock::now() + 10s;
+  while (server.targets().size() < n && std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(100us);
+  }
+  ASSERT_GE(server.targets().size(), n) << "the server never saw request " << n;
+}
+
+LoadOptions options(const ScriptedServer& server, int connections, core::Nanos warmup,
+                    core::Nanos duration, core::Nanos timeout, core::Nanos grace) {
+  LoadOptions o;
+  o.request.url = *http::parse_url(server.url("/"));
+  o.connections = connections;
+  o.warmup = warmup;
+  o.duration = duration;
+  o.timeout = timeout;
+  o.grace = grace;
+  return o;
+}
+
+// run_load on its own thread with the fake clock; result() joins it.
+class FakeRun {
+ public:
+  FakeRun(const LoadOptions& o, FakeClock& clock) : start_(clock.now()) {
+    thread_ = std::thread([this, o, &clock] {
+      RunControl control;
+      control.clock = &clock;
+      result_.emplace(run_load(o, control));
+    });
+  }
+  core::TimePoint start() const { return start_; }
+  core::RunResult result() {
+    thread_.join();
+    EXPECT_TRUE(*result_) << result_->status().message();
+    return std::move(*result_).value();
+  }
+
+ private:
+  core::TimePoint start_;
+  std::optional<core::Result<core::RunResult>> result_;
+  std::thread thread_;
+};
+
+TEST(FakeTime, UnansweredRequestsTimeOutAtTheirTimeoutAndAreSentAgain) {
+  ScriptedServer server([](int, int, const std::string&) { return Action::hang(); });
+  FakeClock clock;
+  FakeRun run(options(server, 2, 0s, 30s, 10s, 5s), clock);
+  wait_for_requests(server, 2);
+  clock.advance(10s + 500ms);  // past the timeout: both fail and their connections start again
+  wait_for_requests(server, 4);
+  clock.advance(21s);  // 31.5 s: the phase is over and the second pair is past its timeout too
+  const core::RunResult r = run.result();
+  EXPECT_EQ(r.stats.sent, 4u);
+  EXPECT_EQ(r.stats.error_count(core::ErrorKind::kTimeout), 4u);
+  EXPECT_EQ(r.stats.completed, 0u);
+  EXPECT_EQ(r.stats.aborted, 0u);
+  EXPECT_EQ(r.stats.reconnects, 2u);
+}
+
+TEST(FakeTime, WhatIsStillInFlightWhenTheGraceEndsIsAborted) {
+  ScriptedServer server([](int, int, const std::string&) { return Action::hang(); });
+  FakeClock clock;
+  FakeRun run(options(server, 2, 0s, 1s, 10s, 2s), clock);
+  wait_for_requests(server, 2);
+  clock.advance(3500ms);  // after measure_until (1 s) + grace (2 s), before the 10 s timeout
+  const core::RunResult r = run.result();
+  EXPECT_EQ(r.stats.sent, 2u);
+  EXPECT_EQ(r.stats.aborted, 2u);
+  EXPECT_EQ(r.stats.total_errors(), 0u);
+  EXPECT_EQ(r.stats.sent, r.stats.completed + r.stats.request_failures() + r.stats.aborted);
+}
+
+TEST(FakeTime, RequestsSentBeforeTheWarmUpEndsAreWarmUpWhenEverTheyComplete) {
+  ScriptedServer server(
+      [](int, int, const std::string&) { return Action::respond(testing::ok_response()); });
+  FakeClock clock;
+  FakeRun run(options(server, 1, 1s, 1s, 10s, 1s), clock);
+  wait_for_requests(server, 20);  // all at fake 0 s: warm-up
+  clock.set(run.start() + 1s);    // exactly measure_from: from here requests are measured
+  // The request in flight across the boundary was sent in warm-up: it counts there.
+  const size_t at_boundary = server.targets().size();
+  wait_for_requests(server, at_boundary + 21);
+  clock.set(run.start() + 2s);  // measure_until: the one in flight finishes in the grace period
+  const core::RunResult r = run.result();
+  EXPECT_GE(r.stats.warmup_requests, 20u);
+  EXPECT_GE(r.stats.completed, 20u);
+  EXPECT_EQ(r.stats.warmup_requests + r.stats.completed, server.targets().size())
+      << "every answered request is counted once, in warm-up or in the phase";
+  EXPECT_EQ(r.stats.latency_ns.value_at_percentile(50), 0) << "latency is fake time";
+}
+
+TEST(FakeTime, AnOpenLoopSendsEachArrivalAtItsIntendedTime) {
+  ScriptedServer server(
+      [](int, int, const std::string&) { return Action::respond(testing::ok_response()); });
+  FakeClock clock;
+  LoadOptions o = options(server, 1, 0s, 100ms, 10s, 1s);
+  o.rate_rps = 100;  // arrivals at 0, 10, ..., 90 ms of fake time
+  o.max_connections = 4;
+  FakeRun run(o, clock);
+  for (size_t k = 0; k < 10; ++k) {
+    clock.set(run.start() + std::chrono::milliseconds(10 * k));
+    wait_for_requests(server, k + 1);
+  }
+  clock.set(run.start() + 100ms);
+  const core::RunResult r = run.result();
+  EXPECT_EQ(r.stats.scheduled, 10u);
+  EXPECT_EQ(r.stats.sent, 10u);
+  EXPECT_EQ(r.stats.sent_in_phase, 10u);
+  EXPECT_EQ(r.stats.completed, 10u);
+  EXPECT_EQ(r.stats.late, 0u);
+  EXPECT_EQ(r.stats.send_lag_ns.max(), 0) << "each left at its intended fake instant";
+  EXPECT_DOUBLE_EQ(r.achieved_rate_rps(), 100.0);
+}
+
+}  // namespace
+}  // namespace knee::engine
