@@ -96,7 +96,11 @@ Result<Scenario> parse_scenario(std::string_view text, const LoadOptions& base, 
   if (c) {
     auto n = positive_int(*c);
     if (!n) return bad_scenario(text, fmt::format("c={} is not a whole number above 0", *c));
-    (r ? o.max_connections : o.connections) = *n;
+    if (r) {
+      o.max_connections = *n;
+    } else {
+      o.connections = *n;
+    }
   }
   if (t) {
     auto n = positive_int(*t);
