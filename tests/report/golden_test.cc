@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "report/compare.h"
+#include "report/queueing.h"
 #include "report/render.h"
 #include "support/report_fixtures.h"
 
@@ -163,6 +164,35 @@ TEST(Golden, CompareText) {
 }
 
 TEST(Golden, CompareJson) { expect_golden("compare.json", json_of(golden_comparison())); }
+
+// The renderers that moved out of cli/ (issue 10): each against a golden file of a fixed
+// document, so a change of their text is seen in review.
+TEST(Golden, QueueingModelsText) {
+  // The seed's table: mu = 4268 req/s, peaks 416.67 and 833.33 req/s (seed 000).
+  auto mm1 = mm1_document(4268, MuSource{"--mu", {}, {}, {}}, {416.67, 833.33});
+  ASSERT_TRUE(mm1) << mm1.status().message();
+  auto mmc = mmc_document(2, 1000, 1500);
+  ASSERT_TRUE(mmc) << mmc.status().message();
+  auto little = little_document(std::nullopt, 4268, 15e6);
+  ASSERT_TRUE(little) << little.status().message();
+  auto usl = usl_document({{1, 955.16},
+                           {2, 1878.91},
+                           {4, 3548.68},
+                           {8, 6231.63},
+                           {16, 9432.25},
+                           {32, 11374.5},
+                           {64, 10891.3}},
+                          "points.csv");
+  ASSERT_TRUE(usl) << usl.status().message();
+  expect_golden("models.txt", render_text(*mm1) + "\n" + render_text(*mmc) + "\n" +
+                                  render_text(*little) + "\n" + render_text(*usl));
+}
+
+TEST(Golden, LadderProbeAndCapacityText) {
+  expect_golden("ladder.txt", render_text(testing::golden_ladder()));
+  expect_golden("probe.txt", render_text(testing::golden_probe()));
+  expect_golden("capacity.txt", render_text(testing::golden_capacity()));
+}
 
 TEST(GoldenDiff, ShowsChangedLinesWithContext) {
   std::string d = line_diff("a\nb\nc\nd\ne\nf\ng\n", "a\nb\nc\nD\ne\nf\ng\n");

@@ -1,5 +1,7 @@
 #include "support/report_fixtures.h"
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <limits>
 #include <utility>
@@ -175,6 +177,154 @@ report::SweepDocument golden_sweep_report() {
       "built-in lab server (knee serve, pid 4242): 1 event-loop thread, each tracking request "
       "waits 3ms on a timer then burns 0.25ms of CPU",
       "2026-11-29T12:10:00Z", p, runs, fixed_host());
+}
+
+report::LadderDocument golden_ladder() {
+  report::LadderDocument d;
+  d.started_at = "2026-11-29T12:20:00Z";
+  d.duration_s = 2.3;
+  d.only = {"inprocess", "sqlite", "disk", "network"};
+  d.host = report::host_figures(fixed_host());
+  d.clock = report::LadderClock{1, 20, 19.5, 2000};
+  d.params = report::LadderParams{5, 200000, 200, 20, 5, 40, 600, 1 << 30, 16 << 10, 20000, "/tmp"};
+  auto make_rung = [](std::string group, std::string id, std::string name, double median_ns,
+                      std::string rung, std::optional<std::string> plan = std::nullopt) {
+    return report::RungFigures{std::move(group),
+                               std::move(id),
+                               std::move(name),
+                               "timed one at a time",
+                               std::move(rung),
+                               1,
+                               1000,
+                               1000,
+                               5,
+                               median_ns,
+                               median_ns * 1.5,
+                               median_ns * 0.9,
+                               median_ns * 1.1,
+                               1e9 / median_ns,
+                               std::move(plan)};
+  };
+  d.rungs = {make_rung("inprocess", "syscall", "a trivial system call (getppid)", 186, "ns"),
+             make_rung("sqlite", "sqlite_primary_key", "SQLite read by primary key", 716, "ns",
+                       "SEARCH users USING INTEGER PRIMARY KEY (rowid=?)"),
+             make_rung("sqlite", "sqlite_scan", "SQLite read by unindexed email (a scan)", 420e3,
+                       "us", "SCAN users"),
+             make_rung("disk", "write_fdatasync", "4 KiB write + fdatasync", 250e3, "us")};
+  d.sqlite = report::LadderSqlite{
+      "3.40.1",
+      20000,
+      {{"sqlite_primary_key", "SEARCH users USING INTEGER PRIMARY KEY (rowid=?)"},
+       {"sqlite_scan", "SCAN users"}},
+      586.6,
+      420.0};
+  d.disk = report::LadderDisk{"/tmp",
+                              "/tmp",
+                              "ext4",
+                              "/",
+                              "/dev/vda",
+                              "vda",
+                              "",
+                              1,
+                              false,
+                              4096,
+                              {"a virtual disk: the host's storage stands behind it"}};
+  d.network = report::LadderNetwork{2.0 / 3,
+                                    6371.0087714,
+                                    299792.458,
+                                    "computed, not measured",
+                                    {report::RouteFigures{"London - New York",
+                                                          {51.5085, -0.1257},
+                                                          {40.7143, -74.006},
+                                                          5570.2,
+                                                          37.16,
+                                                          55.74,
+                                                          "tens_of_ms"},
+                                     report::RouteFigures{"Mumbai - Delhi",
+                                                          {19.0728, 72.8826},
+                                                          {28.6519, 77.2315},
+                                                          1153.2,
+                                                          7.69,
+                                                          11.54,
+                                                          "tens_of_ms"}}};
+  d.warnings = fixed_host().warnings;
+  return d;
+}
+
+report::ProbeDocument golden_probe() {
+  report::ProbeDocument d;
+  d.target = "http://127.0.0.1:8080/tracking?no=G1";
+  d.started_at = "2026-11-29T12:25:00Z";
+  d.address = "127.0.0.1:8080";
+  d.params = report::ProbeParams{"GET", 5, false, 5};
+  d.times = "cumulative from each attempt's start, as curl --write-out";
+  d.ok = 4;
+  d.failed = 1;
+  d.connections = 5;
+  d.status = {{"200", 4}};
+  d.errors = {{"closed_before_response: EOF", 1}};
+  const char* keys[] = {"namelookup",   "connect",       "appconnect", "pretransfer",
+                        "posttransfer", "starttransfer", "total"};
+  const char* curl[] = {"time_namelookup",  "time_connect",      "time_appconnect",
+                        "time_pretransfer", "time_posttransfer", "time_starttransfer",
+                        "time_total"};
+  const char* words[] = {"DNS lookup",   "TCP connect", "TLS handshake", "ready to send",
+                         "request sent", "first byte",  "complete"};
+  const int64_t at[] = {58'000, 118'000, 0, 120'000, 131'000, 3'555'000, 3'559'000};
+  for (size_t i = 0; i < 7; ++i) {
+    report::PhaseFigures f{curl[i], words[i], i == 2 ? 0 : 4, {}, {}, {}, {}, {}, {}, {}};
+    if (i != 2) {
+      f.min_ns = at[i] - 5'000;
+      f.median_ns = at[i];
+      f.p99_ns = at[i] + 40'000;
+      f.max_ns = at[i] + 40'000;
+      f.phase_min_ns = f.phase_median_ns = f.phase_p99_ns =
+          i == 0 ? at[0] : at[i] - at[i - 1 - (i == 3)];
+    }
+    d.phases[keys[i]] = f;
+  }
+  for (int k = 0; k < 5; ++k) {
+    report::AttemptFigures a;
+    a.ok = k != 2;
+    a.new_connection = true;
+    if (a.ok) a.status = 200;
+    a.body_bytes = a.ok ? 66 : 0;
+    for (size_t i = 0; i < 7; ++i) {
+      if (i != 2 && (a.ok || i < 4)) a.at_ns[keys[i]] = at[i];
+      if (!a.at_ns.contains(keys[i])) a.at_ns[keys[i]] = std::nullopt;
+    }
+    if (!a.ok) a.error = "closed_before_response: EOF";
+    d.attempts.push_back(std::move(a));
+  }
+  return d;
+}
+
+report::CapacityDocument golden_capacity() {
+  report::CapacityDocument d;
+  d.target = "http://127.0.0.1:8080/tracking?no={seq}";
+  d.slos = {"p99<20ms"};
+  d.params = report::CapacityParams{100, 1e6, 5, 1, 1, 2, 1, 10, report::PoolCap{}};
+  auto step = [](double rate, const char* phase, bool passed, double p99_ms) {
+    report::CapacityRepeatFigures r{p99_ms * 0.4e6,
+                                    p99_ms * 1e6,
+                                    p99_ms * 1.2e6,
+                                    p99_ms * 1.5e6,
+                                    rate,
+                                    rate,
+                                    0,
+                                    static_cast<uint64_t>(rate * 2),
+                                    passed,
+                                    {}};
+    if (!passed) r.failures = {fmt::format("p99 < 20ms: FAILED (measured {:.2f} ms)", p99_ms)};
+    return report::CapacityStepFigures{rate, phase, passed, {r}};
+  };
+  d.steps = {step(100, "bracket", true, 3.4), step(200, "bracket", true, 3.6),
+             step(400, "bracket", false, 412.5), step(300, "bisect", true, 8.2),
+             step(300, "confirm", true, 9.1)};
+  d.capacity_rps = 300;
+  d.bracket = report::CapacityBracket{300, 400};
+  d.confirmed = true;
+  return d;
 }
 
 }  // namespace knee::testing

@@ -32,4 +32,11 @@ report::RunDocument golden_open_run_report();
 // `knee sweep --levels 1,2,4,8,16,32`, one run per level, server sampled, 2 timeouts at 32.
 report::SweepDocument golden_sweep_report();
 
+// A ladder of three measured rungs, SQLite's plans, a disk behind /tmp and two network floors.
+report::LadderDocument golden_ladder();
+// A probe of 5 attempts, 4 complete (200) and one closed before a response.
+report::ProbeDocument golden_probe();
+// A capacity search: bracket 100, 200, 400 (fails), bisect 300, confirm 300.
+report::CapacityDocument golden_capacity();
+
 }  // namespace knee::testing
