@@ -64,19 +64,9 @@ Status OutputFile::write(const std::string& text) {
   return Status::ok();
 }
 
-Status OutputFile::write_hlog(const std::vector<TaggedRun>& runs) {
-  const double start = runs.empty() ? 0.0 : runs.front().run->measure_start_epoch_s;
-  report::HlogWriter writer(file_, start);
-  for (const TaggedRun& tagged : runs) {
-    const double offset = tagged.run->measure_start_epoch_s - start;
-    for (const core::LatencyInterval& i : tagged.run->intervals) {
-      if (Status s =
-              writer.write_interval(offset + i.start_s, i.length_s, i.latency_ns(), tagged.tag);
-          !s) {
-        return s;
-      }
-    }
-  }
+Status OutputFile::write_hlog(const std::vector<std::vector<core::RunResult>>& levels,
+                              bool sweep) {
+  if (Status s = report::write_levels_log(file_, levels, sweep); !s) return s;
   file_.close();
   if (!file_) return Status::io_error(fmt::format("{}: cannot write '{}'", flag_, path_));
   return Status::ok();

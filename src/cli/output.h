@@ -38,12 +38,6 @@ class HostObserver final : public engine::MeasureObserver {
   probes::UseSampler sampler_;
 };
 
-// One run's intervals in an HdrHistogram log, under `tag` (empty: untagged).
-struct TaggedRun {
-  const core::RunResult* run;
-  std::string tag;
-};
-
 // An output file named by a flag: checked writable before the measurement, written after it.
 class OutputFile {
  public:
@@ -52,9 +46,9 @@ class OutputFile {
   bool wanted() const { return !path_.empty(); }
   // Writes `text` (to stdout for "-"). Errors: kIoError naming the flag and the path.
   core::Status write(const std::string& text);
-  // Writes the runs' per-second latency intervals in HdrHistogram's interval log format
-  // (report/hlog.h), StartTime the first run's measured start.
-  core::Status write_hlog(const std::vector<TaggedRun>& runs);
+  // Writes the runs' per-second latency intervals, [level][repeat], in HdrHistogram's interval
+  // log format (report::write_levels_log).
+  core::Status write_hlog(const std::vector<std::vector<core::RunResult>>& levels, bool sweep);
 
  private:
   std::string flag_;

@@ -9,7 +9,6 @@
 #include <cmath>
 #include <cstdio>
 
-#include "report/analyse.h"
 
 namespace knee::cli {
 
@@ -47,23 +46,6 @@ void add_progress_flags(CLI::App& app, ProgressFlags& flags) {
   app.add_flag("--no-color", flags.no_color,
                "No colour in the output (also NO_COLOR=1); knee prints none, the flag is accepted "
                "for scripts");
-}
-
-std::string live_sweep_header(bool by_rate) {
-  return fmt::format("{:>11}  {:>8}  {:>17}  {:>10}  {:>8}  {:>6}",
-                     by_rate ? "rate(req/s)" : "concurrency", "requests", "throughput(req/s)",
-                     "median(ms)", "p99(ms)", "errors");
-}
-
-std::string live_sweep_row(const std::vector<core::RunResult>& repeats, bool by_rate) {
-  if (repeats.empty()) return "";
-  const core::RunResult& r = repeats[report::median_index(repeats)];
-  const core::Histogram& h = r.stats.latency_ns;
-  return fmt::format(
-      "{:>11}  {:>8}  {:>17.0f}  {:>10.2f}  {:>8.2f}  {:>6}",
-      by_rate ? fmt::format("{:.0f}", r.target_rate_rps) : std::to_string(r.connections),
-      r.stats.completed, r.throughput_rps(), static_cast<double>(h.value_at_percentile(50)) / 1e6,
-      static_cast<double>(h.value_at_percentile(99)) / 1e6, r.stats.total_errors());
 }
 
 Progress::Progress(const ProgressFlags& flags)

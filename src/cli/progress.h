@@ -9,7 +9,7 @@
 // Colour: knee uses none. --no-color and the NO_COLOR environment variable (no-color.org) are
 // accepted so scripts can pass them, and keep meaning "no colour" if colour is ever added.
 //
-// The sweep's growing table: as each level finishes, its row (concurrency, requests, throughput,
+// The sweep's growing table (report::live_sweep_row): as each level finishes, its row (concurrency, requests, throughput,
 // median, p99, errors) is printed on stderr above the progress line, under a header, so the
 // table grows row by row. Decision: these live rows are progress, not results. At the end the
 // block is erased (cursor up, clear to end of screen) when stdout is the same kind of terminal
@@ -42,10 +42,6 @@ struct ProgressFlags {
 // Declares --quiet and --no-color on `app`.
 void add_progress_flags(CLI::App& app, ProgressFlags& flags);
 
-// The sweep's live table (see above): its header, and the row of one finished level from its
-// repeats (figures of the median run by throughput), in fixed-width columns.
-std::string live_sweep_header(bool by_rate);
-std::string live_sweep_row(const std::vector<core::RunResult>& repeats, bool by_rate);
 
 class Progress {
  public:

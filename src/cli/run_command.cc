@@ -22,6 +22,7 @@ using core::Status;
 class RunCommand final : public Subcommand {
  public:
   void add_options(CLI::App& app) override {
+    app_ = &app;
     flags_.add_to(app, /*url_required=*/false, /*with_connections=*/true);
     flags_.add_rate_to(app);
     flags_.add_arrival_to(app);
@@ -126,6 +127,7 @@ class RunCommand final : public Subcommand {
   }
 
  private:
+  CLI::App* app_ = nullptr;
   LoadFlags flags_;
   OutputFlags outputs_;
   int repeat_ = 1;
@@ -136,26 +138,22 @@ class RunCommand final : public Subcommand {
   std::vector<std::string> scenario_texts_;   // --scenario
   ProgressFlags progress_flags_;              // --quiet, --no-color
 
-  // The flags a scenario sets for itself may not also be given outside the scenarios. Values
-  // equal to the defaults cannot be told from absence and are harmless.
+  // The flags a scenario sets for itself may not also be given outside the scenarios.
   Status check_scenario_flags() const {
-    const LoadFlags defaults;
-    auto inside = [](std::string_view flag, std::string_view key) {
-      return Status::invalid_argument(
-          fmt::format("{} with --scenario: set {}= inside each scenario instead; use --scenario {}",
-                      flag, key, engine::kScenarioForm));
-    };
     if (!flags_.url.empty()) {
       return Status::invalid_argument(
           fmt::format("URL '{}' with --scenario: give each target as url= inside its scenario, "
                       "not as the positional URL; use --scenario {}",
                       flags_.url, engine::kScenarioForm));
     }
-    if (flags_.connections_given) return inside("-c/--connections", "c");
-    if (flags_.threads != defaults.threads) return inside("-t/--threads", "t");
-    if (flags_.method != defaults.method) return inside("-m/--method", "m");
-    if (flags_.rate_given) return inside("-r/--rate", "r");
-    if (flags_.arrival != defaults.arrival) return inside("--arrival", "arrival");
+    for (const auto& [flag, key] : {std::pair{"-c/--connections", "c"}, {"-t/--threads", "t"},
+                                    {"-m/--method", "m"}, {"-r/--rate", "r"}, {"--arrival", "arrival"}}) {
+      if (app_->count(std::string(flag).substr(0, std::string(flag).find('/'))) > 0) {
+        return Status::invalid_argument(
+            fmt::format("{} with --scenario: set {}= inside each scenario instead; use --scenario {}",
+                        flag, key, engine::kScenarioForm));
+      }
+    }
     return Status::ok();
   }
 
@@ -174,11 +172,7 @@ class RunCommand final : public Subcommand {
              const std::vector<analysis::Threshold>& thresholds, OutputFile& html,
              OutputFile& hlog) {
     if (hlog.wanted()) {
-      std::vector<TaggedRun> tagged;
-      for (size_t k = 0; k < runs.size(); ++k) {
-        tagged.push_back({&runs[k], runs.size() > 1 ? fmt::format("r{}", k + 1) : ""});
-      }
-      if (Status s = hlog.write_hlog(tagged); !s) return report_failure(s);
+      if (Status s = hlog.write_hlog({runs}, /*sweep=*/false); !s) return report_failure(s);
     }
     fmt::print("{}", json_ ? json_text(doc) : report::render_run_text(doc));
     if (html.wanted()) {

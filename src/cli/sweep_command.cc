@@ -29,6 +29,7 @@ constexpr const char* kDefaultLevels = "1,2,4,8,16,32,64";
 class SweepCommand final : public Subcommand {
  public:
   void add_options(CLI::App& app) override {
+    app_ = &app;
     flags_.add_to(app, /*url_required=*/false, /*with_connections=*/false);
     app.add_option("--levels", levels_, "Concurrency levels, comma-separated, increasing")
         ->capture_default_str();
@@ -67,7 +68,7 @@ class SweepCommand final : public Subcommand {
   int run() override {
     // Everything the user typed is checked before anything starts.
     const bool by_rate = !rates_.empty();
-    if (by_rate && levels_ != kDefaultLevels) {
+    if (by_rate && app_->count("--levels") > 0) {
       return report_failure(Status::invalid_argument(
           "--levels and --rate: give concurrency levels or arrival rates, not both"));
     }
@@ -115,7 +116,7 @@ class SweepCommand final : public Subcommand {
     HostObserver observer(server_pid,
                           std::chrono::duration_cast<std::chrono::milliseconds>(*sample_every));
     Progress progress(progress_flags_);
-    progress.print_line(live_sweep_header(by_rate));
+    progress.print_line(report::live_sweep_header(by_rate));
     engine::PlanControl control;
     control.interrupt = &install_interrupt_handler();
     control.observer = &observer;
@@ -128,7 +129,7 @@ class SweepCommand final : public Subcommand {
           p.planned, p.after);
     };
     control.on_level_done = [&](size_t, const std::vector<std::vector<core::RunResult>>& r) {
-      progress.print_line(live_sweep_row(r[0], by_rate));
+      progress.print_line(report::live_sweep_row(r[0], by_rate));
     };
     const std::string started_at = now_iso8601();
     engine::PlanResult result = engine::run_plan(*plan, control);
@@ -149,16 +150,7 @@ class SweepCommand final : public Subcommand {
                                          result.failed ? ": " + result.failed->what() : ""));
     }
     if (hlog.wanted()) {
-      std::vector<TaggedRun> tagged;
-      for (const std::vector<core::RunResult>& level : runs) {
-        for (size_t k = 0; k < level.size(); ++k) {
-          std::string tag = by_rate ? fmt::format("rate{:.0f}", level[k].target_rate_rps)
-                                    : fmt::format("c{}", level[k].connections);
-          if (level.size() > 1) tag += fmt::format("-r{}", k + 1);
-          tagged.push_back({&level[k], tag});
-        }
-      }
-      if (Status s = hlog.write_hlog(tagged); !s) return report_failure(s);
+      if (Status s = hlog.write_hlog(runs, /*sweep=*/true); !s) return report_failure(s);
     }
     if (json_path_ != "-") fmt::print("{}", report::render_sweep_text(doc));
     if (json.wanted()) {
@@ -177,6 +169,7 @@ class SweepCommand final : public Subcommand {
   }
 
  private:
+  CLI::App* app_ = nullptr;
   LoadFlags flags_;
   OutputFlags outputs_;
   std::string levels_ = kDefaultLevels;
@@ -195,7 +188,9 @@ class SweepCommand final : public Subcommand {
   // The built-in server's flags only without a URL, --server-pid only with one.
   Status check_server_flags(bool builtin) const {
     if (!builtin) {
-      if (server_wait_ != "3ms" || server_cpu_ != "0.2ms" || server_threads_ != 1) {
+      if (app_->count("--server-wait") + app_->count("--server-cpu") +
+              app_->count("--server-threads") >
+          0) {
         return Status::invalid_argument(
             "--server-wait/--server-cpu/--server-threads: only without a URL (they configure "
             "the built-in lab server)");

@@ -50,6 +50,7 @@
 #include <vector>
 
 #include "core/histogram.h"
+#include "core/run_stats.h"
 #include "core/status.h"
 
 namespace knee::report {
@@ -118,6 +119,13 @@ class HlogWriter {
   std::ostream& out_;
   HlogWriterOptions options_;
 };
+
+// The per-second latency of measured runs, [level][repeat], as one interval log with StartTime
+// the first run's measured start (knee run/sweep --hlog). Tags: one level (a run) none, or r<k>
+// with repeats; a sweep's levels c<N>, or rate<R> for an open-loop one, with -r<k> for repeats.
+// Errors: those of write_interval.
+core::Status write_levels_log(std::ostream& out,
+                              const std::vector<std::vector<core::RunResult>>& levels, bool sweep);
 
 // --- Interval log reader (HistogramLogReader.java) ---
 

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "core/run_stats.h"
 #include "report/document.h"
 
 namespace knee::report {
@@ -20,6 +21,11 @@ std::string render_sweep_text(const SweepDocument& doc);
 
 // Every scenario's run summary under "== scenario NAME ==".
 std::string render_scenarios_text(const ScenariosDocument& doc);
+
+// The sweep's live table on the terminal while it runs: its header, and the row of one finished
+// level from its repeats (figures of the median run by throughput), in fixed-width columns.
+std::string live_sweep_header(bool by_rate);
+std::string live_sweep_row(const std::vector<core::RunResult>& repeats, bool by_rate);
 
 // Any document as the text the command that wrote it printed (`knee report FILE.json`).
 std::string render_text(const Document& doc);
