@@ -13,6 +13,16 @@
 // throughput with flat latency is an idle or client-bound sweep, not a saturated server. When no
 // pair qualifies there is no knee; the last level is never reported just because the sweep ended.
 //
+// A knee must hold: when a level after the next beats the candidate's throughput by more than
+// hold_margin (10 %), the curve did not flatten there; one level dipped (a stall, a busy host),
+// and that level, the one after the candidate, is named noisy. The next candidate that holds is
+// the knee; when none holds there is no stable knee.
+//
+// An open-loop rate sweep whose throughput keeps rising a little with each rate can pass the
+// per-doubling rule while the server is already behind. find_rate_knee() asks the open loop's
+// own question instead: the first rate whose completed throughput fell below min_served (90 %)
+// of the offered rate while p99 grew at least min_p99_growth over the rate before.
+//
 // Pure functions: no I/O, no clock, no shared state; safe to call from any thread.
 #pragma once
 
@@ -35,6 +45,10 @@ struct LevelPoint {
 struct KneeVerdict {
   // Index into the points of the knee level (never the last point); empty: no knee.
   std::optional<size_t> index;
+  // A level whose dip made a candidate that did not hold (the first such); empty: none.
+  std::optional<size_t> noisy_index;
+  // find_rate_knee: the first level that fell behind its offered rate (index + 1).
+  std::optional<size_t> overloaded_index;
   // g_i for i = 0..n-2, as a fraction (0.06 = 6% more throughput per doubling). NaN for a pair
   // that was skipped: concurrency not strictly increasing or not > 0, or throughput not > 0.
   std::vector<double> gain_per_doubling;
@@ -54,6 +68,15 @@ struct KneeVerdict {
 // non-finite value) are skipped, with NaN in gain_per_doubling; a pair whose p99[i] is not > 0
 // cannot show p99 growth and never qualifies. Fewer than 2 points: no knee, no gains.
 KneeVerdict find_knee(std::span<const LevelPoint> points, double min_gain = 0.10,
-                      double min_p99_growth = 1.5, std::string_view level_name = "concurrency");
+                      double min_p99_growth = 1.5, std::string_view level_name = "concurrency",
+                      double hold_margin = 0.10);
+
+// The knee of an open-loop sweep, `points` sorted by target rate (LevelPoint::concurrency holds
+// it, req/s): the last rate before the first level i that completed less than min_served of
+// its rate (X[i] < min_served * rate[i]) while p99 grew at least min_p99_growth over level i-1.
+// index = i - 1 and overloaded_index = i; none when no level qualifies. gain_per_doubling is
+// left empty.
+KneeVerdict find_rate_knee(std::span<const LevelPoint> points, double min_served = 0.90,
+                           double min_p99_growth = 1.5);
 
 }  // namespace knee::analysis

@@ -25,6 +25,7 @@ struct Finding {
   std::string detail;                  // when saturated
   std::vector<std::string> crossings;  // figures over a threshold
   std::vector<std::string> highest;    // the resource's highest figures, for "none"
+  std::vector<std::string> warnings;   // what weakens the level without naming the resource
 };
 
 std::string join(const std::vector<std::string>& parts, const char* separator) {
@@ -36,20 +37,74 @@ std::string join(const std::vector<std::string>& parts, const char* separator) {
   return out;
 }
 
+// "2.40 ms", "812 us".
+std::string ms_text(double ns) {
+  return ns >= 1e6 ? fmt::format("{:.2f} ms", ns / 1e6) : fmt::format("{:.0f} us", ns / 1e3);
+}
+
+// Rates and counts printed beside a "> 0" threshold keep their significant digits, so 1 in a
+// minute reads 0.0167/s, never 0.0/s.
+std::string rate_text(double per_s) { return fmt::format("{:.3g}", per_s); }
+
+Finding check_unreachable(const core::ClientUse& client) {
+  Finding f;
+  if (!is_known(client.unreachable_since_s)) return f;
+  f.saturated = true;
+  f.detail = fmt::format(
+      "target unreachable since {:.1f} s: {:.0f} connects failed after its last "
+      "answer{}",
+      client.unreachable_since_s, client.connect_failures_since,
+      client.connect_failure_cause.empty() ? "" : " (" + client.connect_failure_cause + ")");
+  f.crossings.push_back("unreachable: " + f.detail);
+  return f;
+}
+
+// The pool was exhausted (every connection busy) at least half the time: late sends waited for
+// the server's responses, not for the client.
+bool pool_bound(const core::ClientUse& c) {
+  return is_known(c.pool_full_share) && c.pool_full_share >= 0.5;
+}
+
 Finding check_client(const core::ClientUse& client, const SaturationThresholds& t) {
   Finding f;
   const double share = client.max_thread_cpu_share;
-  if (!is_known(share)) return f;
-  const std::string figure =
-      fmt::format("busiest client thread at {:.0f}% of one core", share * 100);
-  if (share >= t.client_thread_cpu_share) {
-    f.saturated = true;
-    f.detail = "client-bound: these numbers measure knee, not the server (" + figure + ")";
-    f.crossings.push_back(
-        fmt::format("client: {} (>= {:.0f}%)", figure, t.client_thread_cpu_share * 100));
-  } else {
-    f.highest.push_back("client: " + figure);
+  if (is_known(share)) {
+    const std::string figure =
+        fmt::format("busiest client thread at {:.0f}% of one core", share * 100);
+    if (share >= t.client_thread_cpu_share) {
+      f.saturated = true;
+      f.detail = "client-bound: these numbers measure knee, not the server (" + figure + ")";
+      f.crossings.push_back(
+          fmt::format("client: {} (>= {:.0f}%)", figure, t.client_thread_cpu_share * 100));
+    } else {
+      f.highest.push_back("client: " + figure);
+    }
   }
+  if (client.open_loop && is_known(client.send_lag_p99_ns) &&
+      client.send_lag_p99_ns > t.max_send_lag_ns && !pool_bound(client)) {
+    const std::string lag = fmt::format(
+        "send lag p99 {} (> {}) with connections free: the client could not keep its schedule",
+        ms_text(client.send_lag_p99_ns), ms_text(t.max_send_lag_ns));
+    f.crossings.push_back("client: " + lag);
+    if (!f.saturated) f.detail = "client: " + lag + "; these numbers measure knee, not the server";
+    f.saturated = true;
+  }
+  return f;
+}
+
+Finding check_pool(const core::ClientUse& c, const SaturationThresholds& t) {
+  Finding f;
+  if (!c.open_loop || !is_known(c.send_lag_p99_ns) || c.send_lag_p99_ns <= t.max_send_lag_ns ||
+      !pool_bound(c)) {
+    return f;
+  }
+  f.saturated = true;
+  f.detail = fmt::format(
+      "pool of {} connections exhausted because responses took {} (median service time): "
+      "every connection was busy {:.0f}% of the time, so the server's latency, not the client, "
+      "held requests back",
+      c.pool_connections, ms_text(c.service_p50_ns), c.pool_full_share * 100);
+  f.crossings.push_back("pool: " + f.detail);
   return f;
 }
 
@@ -62,69 +117,94 @@ Finding check_cpu(const core::ResourceUse& use, const SaturationThresholds& t) {
     if (!is_known(busy)) continue;
     ++known_cpus;
     if (!busiest || busy > use.cpu_busy_pct[*busiest]) busiest = i;
-    if (busy >= t.cpu_busy_pct) {
-      f.crossings.push_back(
-          fmt::format("cpu: CPU {} {:.0f}% busy (>= {:.0f}%)", i, busy, t.cpu_busy_pct));
-    }
   }
-  const bool cpu_hot = busiest && use.cpu_busy_pct[*busiest] >= t.cpu_busy_pct;
   const std::string busiest_cpu =
       busiest ? fmt::format("CPU {} {:.0f}% busy", *busiest, use.cpu_busy_pct[*busiest]) : "";
-
-  bool process_hot = false, thread_hot = false;
-  std::string process, thread;
-  if (use.server) {
-    const core::ProcessUse& s = *use.server;
-    const int threads = s.threads;
-    int usable = 1;
-    if (threads > 0 && known_cpus > 0) {
-      usable = std::min(threads, known_cpus);
-    } else if (threads > 0 || known_cpus > 0) {
-      usable = std::max(threads, known_cpus);
-    }
-    if (is_known(s.cpu_pct)) {
-      process = fmt::format("server process at {:.0f}% of one core", s.cpu_pct);
-      const double limit = t.server_cpu_pct_per_core * usable;
-      process_hot = s.cpu_pct >= limit;
-      if (process_hot) {
-        f.crossings.push_back(fmt::format("cpu: {} (>= {:.0f}% x {} = min({} threads, {} CPUs))",
-                                          process, t.server_cpu_pct_per_core, usable,
-                                          threads > 0 ? std::to_string(threads) : std::string("?"),
-                                          known_cpus));
+  if (!use.server || !is_known(use.server->cpu_pct)) {
+    // The host's CPUs say nothing about a server knee does not know.
+    if (!busiest_cpu.empty()) {
+      f.highest.push_back(
+          "cpu: the server's CPU is unknown (no server process: give "
+          "--server-pid); busiest CPU of this host " +
+          busiest_cpu);
+      if (use.cpu_busy_pct[*busiest] >= t.cpu_busy_pct) {
+        f.warnings.push_back(fmt::format(
+            "the server's CPU is unknown (no server process; give --server-pid PID): {}, by "
+            "processes knee cannot tell apart, so cpu was not named",
+            busiest_cpu));
       }
     }
-    if (is_known(s.busiest_thread_cpu_pct)) {
-      thread =
-          fmt::format("server's busiest thread at {:.0f}% of one core", s.busiest_thread_cpu_pct);
-      thread_hot = s.busiest_thread_cpu_pct >= t.server_cpu_pct_per_core;
-      if (thread_hot) {
-        f.crossings.push_back(
-            fmt::format("cpu: {} (>= {:.0f}%)", thread, t.server_cpu_pct_per_core));
-      }
+    return f;
+  }
+  const core::ProcessUse& s = *use.server;
+  const int threads = s.threads;
+  int usable = 1;
+  if (threads > 0 && known_cpus > 0) {
+    usable = std::min(threads, known_cpus);
+  } else if (threads > 0 || known_cpus > 0) {
+    usable = std::max(threads, known_cpus);
+  }
+  const std::string process = fmt::format("server process at {:.0f}% of one core", s.cpu_pct);
+  const double limit = t.server_cpu_pct_per_core * usable;
+  const bool process_hot = s.cpu_pct >= limit;
+  if (process_hot) {
+    f.crossings.push_back(fmt::format(
+        "cpu: {} (>= {:.0f}% x {} = min({} threads, {} CPUs))", process, t.server_cpu_pct_per_core,
+        usable, threads > 0 ? std::to_string(threads) : std::string("?"), known_cpus));
+  }
+  bool thread_hot = false;
+  std::string thread;
+  if (is_known(s.busiest_thread_cpu_pct)) {
+    thread =
+        fmt::format("server's busiest thread at {:.0f}% of one core", s.busiest_thread_cpu_pct);
+    thread_hot = s.busiest_thread_cpu_pct >= t.server_cpu_pct_per_core;
+    if (thread_hot) {
+      f.crossings.push_back(fmt::format("cpu: {} (>= {:.0f}%)", thread, t.server_cpu_pct_per_core));
     }
   }
-
-  f.saturated = cpu_hot || process_hot || thread_hot;
+  f.saturated = process_hot || thread_hot;
   std::vector<std::string> context;
   if (process_hot) {
     f.detail = process;
     if (!busiest_cpu.empty()) context.push_back(busiest_cpu);
   } else if (thread_hot) {
     f.detail = thread;
-    if (!process.empty()) context.push_back(process);
+    context.push_back(process);
     if (!busiest_cpu.empty()) context.push_back(busiest_cpu);
-  } else if (cpu_hot) {
-    f.detail = busiest_cpu;
-    if (!process.empty()) context.push_back(process);
   }
   if (!context.empty()) f.detail += " (" + join(context, ", ") + ")";
-
   if (!f.saturated) {
-    if (!busiest_cpu.empty()) f.highest.push_back("cpu: busiest CPU " + busiest_cpu);
-    if (!process.empty()) f.highest.push_back("cpu: " + process);
+    f.highest.push_back("cpu: " + process);
     if (!thread.empty()) f.highest.push_back("cpu: " + thread);
+    if (!busiest_cpu.empty()) f.highest.push_back("cpu: busiest CPU " + busiest_cpu);
   }
   return f;
+}
+
+// Other processes' CPU: the host's busy cores less the server's and knee's, when it is enough
+// to matter.
+std::optional<std::string> host_contention(const core::ResourceUse& use,
+                                           const core::ClientUse& client,
+                                           const SaturationThresholds& t) {
+  double busy_cores = 0;
+  bool any = false;
+  std::optional<size_t> busiest;
+  for (size_t i = 0; i < use.cpu_busy_pct.size(); ++i) {
+    if (!is_known(use.cpu_busy_pct[i])) continue;
+    busy_cores += use.cpu_busy_pct[i] / 100;
+    any = true;
+    if (!busiest || use.cpu_busy_pct[i] > use.cpu_busy_pct[*busiest]) busiest = i;
+  }
+  // Without the server's own CPU, other processes cannot be told from the server.
+  const bool server_known = use.server && is_known(use.server->cpu_pct);
+  if (!any || !server_known || !is_known(client.cpu_cores)) return std::nullopt;
+  const double others = busy_cores - use.server->cpu_pct / 100 - client.cpu_cores;
+  if (others < t.contention_cores) return std::nullopt;
+  return fmt::format(
+      "host contention: other processes used {:.2f} cores while this level ran (CPU {} {:.0f}% "
+      "busy); they shared the CPUs with the server and knee, so the level's figures are weaker "
+      "for it",
+      others, *busiest, use.cpu_busy_pct[*busiest]);
 }
 
 // Mean time per I/O of reads and writes together (iostat's await), ms; NaN when unknown.
@@ -206,7 +286,8 @@ std::string mb_per_s(double bytes_per_s) {
   return fmt::format("{:.1f} MB/s", bytes_per_s / kBytesPerMb);
 }
 
-Finding check_network(const core::ResourceUse& use, const SaturationThresholds& t) {
+Finding check_network(const core::ResourceUse& use, const core::ClientUse& client,
+                      const SaturationThresholds& t) {
   Finding f;
   std::vector<std::string> details;  // in priority order: link, listen queue, drops, retransmits
 
@@ -238,9 +319,9 @@ Finding check_network(const core::ResourceUse& use, const SaturationThresholds& 
   const bool overflow_hot = is_known(overflows) && overflows > t.listen_overflows_per_s;
   const bool listen_drop_hot = is_known(listen_drops) && listen_drops > t.listen_overflows_per_s;
   if (overflow_hot || listen_drop_hot) {
-    const std::string figures =
-        fmt::format("{:.1f} overflows/s, {:.1f} listen drops/s",
-                    is_known(overflows) ? overflows : 0, is_known(listen_drops) ? listen_drops : 0);
+    const std::string figures = fmt::format("{} overflows/s, {} listen drops/s",
+                                            rate_text(is_known(overflows) ? overflows : 0),
+                                            rate_text(is_known(listen_drops) ? listen_drops : 0));
     f.crossings.push_back(
         fmt::format("network: TCP listen queue {} (> {:g}/s)", figures, t.listen_overflows_per_s));
     details.push_back("TCP listen queue overflowing (" + figures +
@@ -250,20 +331,30 @@ Finding check_network(const core::ResourceUse& use, const SaturationThresholds& 
   const core::NetUse* dropping = nullptr;
   for (const core::NetUse& n : use.nets) {
     if (!is_known(n.drops_per_s) || !(n.drops_per_s > t.net_drops_per_s)) continue;
-    f.crossings.push_back(fmt::format("network: {} dropped {:.1f} packets/s (> {:g}/s)",
-                                      n.interface, n.drops_per_s, t.net_drops_per_s));
+    f.crossings.push_back(fmt::format("network: {} dropped {} packets/s (> {:g}/s)", n.interface,
+                                      rate_text(n.drops_per_s), t.net_drops_per_s));
     if (dropping == nullptr || n.drops_per_s > dropping->drops_per_s) dropping = &n;
   }
   if (dropping != nullptr) {
-    details.push_back(
-        fmt::format("{} dropping {:.1f} packets/s", dropping->interface, dropping->drops_per_s));
+    details.push_back(fmt::format("{} dropping {} packets/s", dropping->interface,
+                                  rate_text(dropping->drops_per_s)));
   }
 
-  const double retrans = use.tcp_retrans_per_s;
-  if (is_known(retrans) && retrans > t.tcp_retrans_per_s) {
-    f.crossings.push_back(fmt::format("network: TCP retransmitted {:.1f} segments/s (> {:g}/s)",
-                                      retrans, t.tcp_retrans_per_s));
-    details.push_back(fmt::format("TCP retransmitting {:.1f} segments/s", retrans));
+  // This run's traffic: segments retransmitted on knee's own connections. The host-wide counter
+  // (other connections too) is context only.
+  if (is_known(client.own_retransmits) && client.window_s > 0) {
+    const double per_s = client.own_retransmits / client.window_s;
+    if (per_s > t.tcp_retrans_per_s) {
+      const std::string figure =
+          fmt::format("{:.0f} segments retransmitted on knee's connections ({}/s)",
+                      client.own_retransmits, rate_text(per_s));
+      f.crossings.push_back(fmt::format("network: {} (> {:g}/s)", figure, t.tcp_retrans_per_s));
+      details.push_back(figure);
+    }
+  }
+  if (is_known(use.tcp_retrans_per_s) && use.tcp_retrans_per_s > 0) {
+    f.highest.push_back(fmt::format("network: host-wide TCP retransmits {}/s (all connections)",
+                                    rate_text(use.tcp_retrans_per_s)));
   }
 
   f.saturated = !details.empty();
@@ -299,14 +390,17 @@ std::string pressure_line(const core::ResourceUse& use) {
 
 std::string rule_text(const SaturationThresholds& t) {
   return fmt::format(
-      "rule, first match wins: client if the busiest client thread uses >= {:.0f}% of a core "
-      "(then the numbers measure knee, not the server); else cpu if any CPU is >= {:.0f}% busy, "
-      "or the server process uses >= {:.0f}% of a core x min(its threads, CPUs), or its busiest "
-      "thread >= {:.0f}% of a core; else disk if %util >= {:.0f}%, or aqu-sz >= {:g} while await "
-      "grows >= {:g}x over the previous level; else network if a link carries >= {:.0f}% of its "
-      "known speed, or drops > {:g}/s, TCP retransmits > {:g}/s or listen-queue overflows > "
-      "{:g}/s; else none: {}",
-      t.client_thread_cpu_share * 100, t.cpu_busy_pct, t.server_cpu_pct_per_core,
+      "rule, first match wins: unreachable if connects failed from some point to the end; client "
+      "if the busiest client thread demands >= {:.0f}% of a core, or a paced client's send lag "
+      "p99 exceeds {} while connections were free (then the numbers measure knee, not the "
+      "server); else cpu if the server process uses >= {:g}% of a core x min(its threads, "
+      "CPUs), or its busiest thread >= {:g}% of a core (the server's CPU only: other processes "
+      "are host contention, a warning); else disk if %util >= {:.0f}%, or aqu-sz >= {:g} while "
+      "await grows >= {:g}x over the previous level; else network if a link carries >= {:.0f}% "
+      "of its known speed, or drops > {:g}/s, retransmits on knee's connections > {:g}/s or "
+      "listen-queue overflows > {:g}/s; else pool if late sends mostly waited for a busy pool "
+      "(the server's latency); else none: {}",
+      t.client_thread_cpu_share * 100, ms_text(t.max_send_lag_ns), t.server_cpu_pct_per_core,
       t.server_cpu_pct_per_core, t.disk_util_pct, t.disk_queue_size, t.disk_await_growth,
       t.net_link_util_pct, t.net_drops_per_s, t.tcp_retrans_per_s, t.listen_overflows_per_s,
       kNoneDetail);
@@ -319,10 +413,12 @@ SaturationVerdict name_saturated_resource(const core::ResourceUse& use,
                                           const SaturationThresholds& thresholds,
                                           const core::ResourceUse* previous_level) {
   std::pair<const char*, Finding> findings[] = {
+      {"unreachable", check_unreachable(client)},
       {"client", check_client(client, thresholds)},
       {"cpu", check_cpu(use, thresholds)},
       {"disk", check_disk(use, thresholds, previous_level)},
-      {"network", check_network(use, thresholds)},
+      {"network", check_network(use, client, thresholds)},
+      {"pool", check_pool(client, thresholds)},
   };
 
   SaturationVerdict v;
@@ -352,6 +448,18 @@ SaturationVerdict name_saturated_resource(const core::ResourceUse& use,
   }
   if (std::string pressure = pressure_line(use); !pressure.empty()) {
     v.evidence.push_back(std::move(pressure));
+  }
+  for (const auto& [resource, finding] : findings) {
+    v.warnings.insert(v.warnings.end(), finding.warnings.begin(), finding.warnings.end());
+  }
+  if (auto contention = host_contention(use, client, thresholds)) {
+    v.warnings.push_back(std::move(*contention));
+  }
+  if (named == nullptr && use.intervals > 0 && (!use.server || !is_known(use.server->cpu_pct))) {
+    v.detail = std::string(
+                   "nothing knee can see saturated (the server's CPU is unknown without "
+                   "--server-pid): ") +
+               kNoneDetail;
   }
   return v;
 }

@@ -1,31 +1,48 @@
-// The saturated resource of one measurement level: which of client, CPU, disk or network
-// limited the throughput, named beside the figure (seed 004: "name the saturated resource
-// alongside any throughput figure ... flat throughput with nothing saturated means the client is
-// not asking for more"), from the utilisation and saturation figures of the USE method
-// (core::ResourceUse, measured by probes/use.h) and the client's own CPU (core::ClientUse).
+// The saturated resource of one measurement level: which of the target, the client, the
+// server's CPU, a disk, the network or the connection pool limited the throughput, named beside
+// the figure (seed 004: "name the saturated resource alongside any throughput figure ... flat
+// throughput with nothing saturated means the client is not asking for more"), from the USE
+// figures of the host (core::ResourceUse, probes/use.h) and what knee saw itself
+// (core::ClientUse).
 //
-// The rule, applied in this order; the first resource that qualifies is named:
-//   1. client   the busiest client worker thread used >= client_thread_cpu_share of a core (90 %).
-//               It comes first because it invalidates the rest: the level measured knee's own
-//               limit, not the server's ("client-bound: these numbers measure knee, not the
-//               server").
-//   2. cpu      any one CPU >= cpu_busy_pct busy (90 %), or the server process used
-//               >= server_cpu_pct_per_core (90 %) of one core times min(its threads, the CPUs),
-//               or its busiest thread >= server_cpu_pct_per_core of one core (an event loop at
-//               100 % is saturated while other cores idle).
-//   3. disk     a disk's %util >= disk_util_pct (90 %), or its aqu-sz >= disk_queue_size (1)
-//               while its await (reads and writes together) grew by >= disk_await_growth (1.5x)
-//               since the previous level; %util alone misleads on devices that serve requests
-//               in parallel (SSD, NVMe, RAID), which the queue and await catch. Without a
-//               previous level only %util counts.
-//   4. network  an interface >= net_link_util_pct (80 %) of its known link speed, or packets
-//               dropped, TCP segments retransmitted, or listen-queue overflows or drops per
-//               second above their thresholds (0: any).
-//   5. none     "no hardware resource saturated: a software or concurrency limit (pool, lock,
-//               connection cap), or the client is not asking for more".
+// Attribution (a verdict never names a resource the target did not use):
+//   - "cpu" means the target's CPU: the server process and its threads (the built-in server, or
+//     --server-pid). Without a known server process the server's CPU is unknown, and the rule
+//     says so instead of naming the host's: "none" reads "nothing knee can see saturated (the
+//     server's CPU is unknown ...)", with a warning when a host CPU was >= cpu_busy_pct busy.
+//   - CPU used by other processes (the host's busy cores less the server's and knee's) is host
+//     contention: a warning that weakens the level, never the verdict.
+//   - "network" means this run's traffic: segments retransmitted on knee's own connections;
+//     the host-wide counters are context only.
+//   - "client" means knee: its busiest thread, or a paced client that could not keep its
+//     schedule while connections were free. A pool exhausted because responses were slow is the
+//     server's latency ("pool"), not the client.
+//
+// The rule, applied in this order; the first that qualifies is named:
+//   1. unreachable  the target stopped answering: connects failed from some point to the end.
+//   2. client       the busiest client worker thread demanded >= client_thread_cpu_share of a
+//                   core (90 %), or (open loop) the send lag's p99 was over max_send_lag_ns
+//                   (1 ms) while fewer than half the late requests waited for a busy pool. It
+//                   comes early because it invalidates the rest: the level measured knee.
+//   3. cpu          the server process used >= server_cpu_pct_per_core (90 %) of one core times
+//                   min(its threads, the CPUs), or its busiest thread >= that of one core (an
+//                   event loop at 100 % is saturated while other cores idle).
+//   4. disk         a disk's %util >= disk_util_pct (90 %), or its aqu-sz >= disk_queue_size (1)
+//                   while its await grew by >= disk_await_growth (1.5x) since the previous level;
+//                   %util alone misleads on devices that serve requests in parallel (SSD, NVMe,
+//                   RAID), which the queue and await catch. Without a previous level only %util
+//                   counts.
+//   5. network      an interface >= net_link_util_pct (80 %) of its known link speed, packets
+//                   dropped or listen-queue overflows above their thresholds (0: any), or
+//                   segments retransmitted on knee's own connections above tcp_retrans_per_s.
+//   6. pool         (open loop) the send lag's p99 was over 1 ms and most late requests waited
+//                   because every connection of the pool was busy: the server's latency held them
+//                   back ("pool of N exhausted because responses took X ms").
+//   7. none         "no hardware resource saturated: a software or concurrency limit (pool, lock,
+//                   connection cap), or the client is not asking for more".
 // Utilisation thresholds count from "at or above"; error rates from "above". Unknown (NaN)
 // figures never qualify. The host figures are those of the machine knee runs on: for a server on
-// another host only the client and network verdicts speak about the path to it.
+// another host only the client, pool and network verdicts speak about the path to it.
 //
 // Pure functions: no I/O, no clock, no shared state; safe to call from any thread.
 #pragma once
@@ -41,7 +58,8 @@ struct SaturationThresholds {
   // Busiest client worker thread's CPU time over wall time, 0..1, at or above which the level is
   // client-bound.
   double client_thread_cpu_share = 0.90;
-  // Busy % of any one CPU at or above which the CPU is saturated.
+  // Busy % of one host CPU at or above which a level whose server CPU is unknown warns that
+  // something filled a CPU (the verdict never names the host's CPU).
   double cpu_busy_pct = 90;
   // % of one core per usable core (min(server threads, CPUs)) at or above which the server
   // process is CPU-bound; also the limit for its busiest thread alone.
@@ -55,15 +73,20 @@ struct SaturationThresholds {
   // % of the known link speed (sar's %ifutil) at or above which an interface is saturated.
   double net_link_util_pct = 80;
   // Error rates, per second, above which the network counts as saturated: packets dropped on
-  // any interface, TCP segments retransmitted, listen-queue overflows or drops. On a lossy
-  // network where a few retransmits are normal, raise them.
+  // any interface, TCP segments retransmitted on knee's connections, listen-queue overflows or
+  // drops. On a lossy network where a few retransmits are normal, raise them.
   double net_drops_per_s = 0;
   double tcp_retrans_per_s = 0;
   double listen_overflows_per_s = 0;
+  // Open loop: a send lag p99 above this is a client that did not keep its schedule.
+  double max_send_lag_ns = 1e6;
+  // Cores used by other processes (the host's busy cores less the server's and knee's) at or
+  // above which the level carries a host-contention warning.
+  double contention_cores = 0.25;
 };
 
 struct SaturationVerdict {
-  // "client", "cpu", "disk", "network" or "none".
+  // "unreachable", "client", "cpu", "disk", "network", "pool" or "none".
   std::string resource;
   // Plain words with the figures, e.g. "server process at 99% of one core (CPU 0 98% busy)";
   // for "none" the sentence of rule 5.
@@ -74,6 +97,9 @@ struct SaturationVerdict {
   std::vector<std::string> evidence;
   // The rule in words with the thresholds used, printed beside the result.
   std::string rule;
+  // What weakens the level without being its verdict: other processes' CPU (host contention),
+  // an unknown server CPU.
+  std::vector<std::string> warnings;
 };
 
 // Names the resource that limited the level whose host figures are `use` and client figures

@@ -1,5 +1,6 @@
 #include "analysis/usl.h"
 
+#include <fmt/format.h>
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_matrix.h>
 #include <gsl/gsl_multifit_nlinear.h>
@@ -297,7 +298,14 @@ Result<UslFit> fit_usl(std::span<const ThroughputPoint> points) {
   }
   fit.no_retrograde = fit.kappa == 0;
   fit.weak_fit = fit.points < kWeakBelowPoints;
-  if (fit.weak_fit) fit.flags.push_back("fit is weak");
+  if (fit.weak_fit) {
+    // R^2 can be near 1 and still say little: three parameters from few points trade sigma
+    // against kappa at almost no cost to the fit.
+    fit.flags.push_back(fmt::format(
+        "fit is weak: {} points, fewer than {}; sigma and kappa trade off against each other "
+        "whatever R^2 says",
+        fit.points, kWeakBelowPoints));
+  }
   if (fit.peak_extrapolated) fit.flags.push_back("peak extrapolated");
   if (fit.no_retrograde) fit.flags.push_back("no retrograde region");
   if (fit.no_growth) fit.flags.push_back("no growth");

@@ -59,7 +59,7 @@ struct UslFit {
   // Which parameters the chosen model held at 0 ("none", "sigma", "kappa", "sigma and kappa").
   std::string held_at_zero;
   // The flags, each also in `flags` in these words:
-  bool weak_fit = false;           // "fit is weak": fewer than 6 points
+  bool weak_fit = false;  // "fit is weak: N points, fewer than 6; ...": sigma and kappa loose
   bool peak_extrapolated = false;  // "peak extrapolated": N* beyond the largest measured N
   bool no_retrograde = false;      // "no retrograde region": kappa = 0
   bool no_growth = false;          // "no growth": sigma >= 1, X falls from the first level

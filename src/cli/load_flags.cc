@@ -72,11 +72,38 @@ void LoadFlags::add_arrival_to(CLI::App& app, const std::string& context) {
 }
 
 void OutputFlags::add_to(CLI::App& app) {
+  app.add_option("--json", json,
+                 "Write the whole result as JSON (fields in docs/output.md) to FILE; alone or "
+                 "with '-': to stdout instead of the text")
+      ->expected(0, 1);
   app.add_option("--html", html,
                  "Write a self-contained HTML report with charts to FILE (works offline)");
   app.add_option("--hlog", hlog,
                  "Write per-second latency histograms to FILE in HdrHistogram's interval log "
                  "format (read back with knee report FILE)");
+}
+
+Status LoadFlags::check_open_loop_only(const CLI::App& app, bool open_loop,
+                                       std::string_view rate_flag) {
+  if (open_loop) return Status::ok();
+  for (const char* flag : {"--arrival", "--seed"}) {
+    if (app.count(flag) > 0) {
+      return Status::invalid_argument(fmt::format(
+          "{}: only in open loop (with {}); a closed loop sends each request when the previous "
+          "one ends, so there are no arrivals to space",
+          flag, rate_flag));
+    }
+  }
+  return Status::ok();
+}
+
+void OutputFlags::resolve(const CLI::App& app, std::string& url) {
+  if (app.count("--json") == 0) return;
+  if (json.find("://") != std::string::npos && url.empty()) {
+    url = json;
+    json.clear();
+  }
+  if (json.empty()) json = "-";
 }
 
 namespace {

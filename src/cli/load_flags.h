@@ -45,13 +45,22 @@ struct LoadFlags {
   // Errors: kInvalidArgument naming the option field (report_failure maps it to its flag);
   // kIoError when --body-file cannot be read.
   core::Result<engine::LoadOptions> to_options(bool with_url = true) const;
+  // --arrival and --seed do nothing in a closed loop: given without the open loop (`open_loop`
+  // false), kInvalidArgument naming the flag and `rate_flag`, the flag that would make one.
+  static core::Status check_open_loop_only(const CLI::App& app, bool open_loop,
+                                           std::string_view rate_flag);
 };
 
 // --html FILE and --hlog FILE.
+// The result files of run and sweep: --json [FILE|-] (alone: stdout), --html FILE, --hlog FILE.
 struct OutputFlags {
+  std::string json;  // "" not asked; "-" stdout; else a file (after resolve())
   std::string html;
   std::string hlog;
   void add_to(CLI::App& app);
+  // After parsing: a bare --json means stdout, and a URL that --json took as its FILE
+  // (`knee run --json http://...`) goes back to `url` when no other URL was given.
+  void resolve(const CLI::App& app, std::string& url);
 };
 
 // Parses one -H/--header value 'Name: value' into (name, value), leading blanks of the value

@@ -38,21 +38,41 @@ class HostObserver final : public engine::MeasureObserver {
   probes::UseSampler sampler_;
 };
 
-// An output file named by a flag: checked writable before the measurement, written after it.
+// --server-pid PID names a running process: kInvalidArgument naming the flag otherwise.
+core::Status check_server_pid(std::optional<int> pid);
+
+// An output file named by a flag, written whole or not at all: open() creates a temporary file
+// beside the path (".NAME.XXXXXX", so a bad path is found before anything is measured), the
+// write goes there and is renamed over the path only once it is complete. An interrupted or
+// failed command leaves the path as it was (the destructor removes the temporary file); the
+// file gets the existing file's mode, or 0666 less the umask.
 class OutputFile {
  public:
-  // Opens `path` when it is not empty ("-" is stdout). Errors: kInvalidArgument naming `flag`.
-  core::Status open(std::string_view flag, std::string path);
+  OutputFile() = default;
+  OutputFile(const OutputFile&) = delete;
+  OutputFile& operator=(const OutputFile&) = delete;
+  ~OutputFile();
+
+  // Opens `path` when it is not empty ("-" is stdout). `inputs`: the files the command reads;
+  // an output that is one of them (the same file, by device and inode) is refused. Errors:
+  // kInvalidArgument naming `flag`: the path is an input, a directory, or not writable.
+  core::Status open(std::string_view flag, std::string path,
+                    const std::vector<std::string>& inputs = {});
   bool wanted() const { return !path_.empty(); }
-  // Writes `text` (to stdout for "-"). Errors: kIoError naming the flag and the path.
+  // Writes `text` (to stdout for "-"), then renames it into place. Errors: kIoError naming the
+  // flag and the path.
   core::Status write(const std::string& text);
   // Writes the runs' per-second latency intervals, [level][repeat], in HdrHistogram's interval
-  // log format (report::write_levels_log).
+  // log format (report::write_levels_log), then renames it into place.
   core::Status write_hlog(const std::vector<std::vector<core::RunResult>>& levels, bool sweep);
 
  private:
+  // Closes the temporary file and renames it over path_.
+  core::Status commit();
+
   std::string flag_;
   std::string path_;
+  std::string temp_path_;  // empty once committed (or for stdout)
   std::ofstream file_;
 };
 

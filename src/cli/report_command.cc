@@ -98,12 +98,49 @@ class ReportCommand final : public Subcommand {
                     : report::render_compare_html(docs[0], docs[1], files_[0], files_[1]);
     if (!page) return report_failure(page.status());
     OutputFile out;
-    if (Status s = out.open("-o", html_path_); !s) return report_failure(s);
+    if (Status s = out.open("-o", html_path_, files_); !s) return report_failure(s);
     if (Status s = out.write(*page); !s) return report_failure(s);
     return kExitOk;
   }
 
+  // --from and --to: seconds of log time, 0 or more, from no later than to.
+  Status check_range() const {
+    for (const auto& [flag, value] : {std::pair{"--from", from_s_}, {"--to", to_s_}}) {
+      if (value && !(*value >= 0)) {
+        return Status::invalid_argument(fmt::format(
+            "{}: {} is before the log's start; give seconds of log time, 0 or more", flag, *value));
+      }
+    }
+    if (from_s_ && to_s_ && *from_s_ > *to_s_) {
+      return Status::invalid_argument(fmt::format(
+          "--from {} --to {}: the range ends before it starts; give --from no later than --to",
+          *from_s_, *to_s_));
+    }
+    return Status::ok();
+  }
+
+  // --tag names a tag some interval carries; else the tags there are.
+  Status check_tag(const std::vector<report::HlogInterval>& all) const {
+    if (!tag_) return Status::ok();
+    std::vector<std::string> tags;
+    for (const report::HlogInterval& i : all) {
+      if (i.tag == *tag_) return Status::ok();
+      if (!i.tag.empty() && std::find(tags.begin(), tags.end(), i.tag) == tags.end()) {
+        tags.push_back(i.tag);
+      }
+    }
+    std::string known;
+    for (const std::string& t : tags) known += (known.empty() ? "" : ", ") + t;
+    return Status::invalid_argument(
+        tags.empty()
+            ? fmt::format("--tag: no interval is tagged '{}'; these logs carry no tags "
+                          "(leave --tag out)",
+                          *tag_)
+            : fmt::format("--tag: no interval is tagged '{}'; the tags are {}", *tag_, known));
+  }
+
   int read_logs() {
+    if (Status s = check_range(); !s) return report_failure(s);
     std::vector<report::HlogInterval> all;
     for (const std::string& file : files_) {
       if (!has_suffix(file, ".hlog")) {
@@ -119,6 +156,7 @@ class ReportCommand final : public Subcommand {
       if (!intervals) return report_failure(intervals.status().with_context("report: " + file));
       for (report::HlogInterval& i : *intervals) all.push_back(std::move(i));
     }
+    if (Status s = check_tag(all); !s) return report_failure(s);
     std::optional<std::string_view> tag;
     if (tag_) tag = *tag_;
     if (json_) {

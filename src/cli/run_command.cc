@@ -34,9 +34,9 @@ class RunCommand final : public Subcommand {
                    "The server's process id, to report its CPU, threads and memory and name the "
                    "saturated resource");
     app.add_flag("--strict", strict_,
-                 "Open loop: exit 3 when fewer than 99% of the scheduled requests were sent on "
-                 "time (the achieved rate fell short of the target)");
-    app.add_flag("--json", json_, "Print the result as JSON on stdout (fields in docs/output.md)");
+                 "Open loop (with -r): exit 3 when a run sent fewer than 99% of the requests its "
+                 "schedule asked for within the measured phase (the achieved rate fell short of "
+                 "the target)");
     outputs_.add_to(app);
     app.add_option("--scenario", scenario_texts_,
                    fmt::format("Run several load tests at once, one per --scenario (repeatable), "
@@ -51,6 +51,17 @@ class RunCommand final : public Subcommand {
   }
 
   int run() override {
+    outputs_.resolve(*app_, flags_.url);
+    const bool open_loop = app_->count("--rate") > 0;
+    if (Status s = LoadFlags::check_open_loop_only(*app_, open_loop, "-r RATE"); !s) {
+      return report_failure(s);
+    }
+    if (strict_ && !open_loop && scenario_texts_.empty()) {
+      return report_failure(Status::invalid_argument(
+          "--strict: only in open loop (with -r RATE); it fails the run when the achieved rate "
+          "falls short of the target, and a closed loop has no target rate"));
+    }
+    if (Status s = check_server_pid(server_pid_); !s) return report_failure(s);
     auto thresholds = parse_thresholds(threshold_texts_);
     if (!thresholds) return report_failure(thresholds.status());
     const bool scenarios = !scenario_texts_.empty();
@@ -84,11 +95,12 @@ class RunCommand final : public Subcommand {
       urls.push_back(flags_.url);
       plan.levels.push_back({std::move(options).value()});
     }
-    OutputFile html, hlog;
+    OutputFile json, html, hlog;
+    if (Status s = json.open("--json", outputs_.json); !s) return report_failure(s);
     if (Status s = html.open("--html", outputs_.html); !s) return report_failure(s);
     if (Status s = hlog.open("--hlog", outputs_.hlog); !s) return report_failure(s);
     // Per-second intervals for --hlog, and for the JSON and HTML report's over-time chart.
-    if (hlog.wanted() || json_ || html.wanted()) {
+    if (hlog.wanted() || json.wanted() || html.wanted()) {
       for (engine::LoadOptions& o : plan.levels[0]) o.interval = std::chrono::seconds(1);
     }
 
@@ -115,14 +127,21 @@ class RunCommand final : public Subcommand {
           load_params(plan.levels[0][s], urls[s], static_cast<int>(runs[s].size()));
       report::RunDocument doc =
           report::analyse_run(urls[s], started_at, std::move(params), runs[s], host);
-      if (!scenarios) return finish(doc, runs[s], *thresholds, html, hlog);
+      if (!scenarios) return finish(doc, runs[s], *thresholds, json, html, hlog);
       all.order.push_back(plan.scenario_names[s]);
       all.scenarios.emplace(plan.scenario_names[s], std::move(doc));
     }
-    fmt::print("{}", json_ ? json_text(all) : report::render_scenarios_text(all));
-    bool missed_rate = false;
-    for (const auto& [name, doc] : all.scenarios) missed_rate |= !kept_rate(doc, name);
+    if (outputs_.json != "-") fmt::print("{}", report::render_scenarios_text(all));
+    if (json.wanted()) {
+      if (Status s = json.write(json_text(all)); !s) return report_failure(s);
+    }
+    bool missed_rate = false, unreachable = false;
+    for (const auto& [name, doc] : all.scenarios) {
+      missed_rate |= !kept_rate(doc, name);
+      unreachable |= went_away(doc.level, "scenario " + name);
+    }
     if (result.interrupted) return 130;
+    if (unreachable) return kExitRunFailed;
     return missed_rate ? kExitThresholds : kExitOk;
   }
 
@@ -132,7 +151,6 @@ class RunCommand final : public Subcommand {
   OutputFlags outputs_;
   int repeat_ = 1;
   std::optional<int> server_pid_;
-  bool json_ = false;
   bool strict_ = false;
   std::vector<std::string> threshold_texts_;  // --threshold, checked on the median run
   std::vector<std::string> scenario_texts_;   // --scenario
@@ -146,12 +164,15 @@ class RunCommand final : public Subcommand {
                       "not as the positional URL; use --scenario {}",
                       flags_.url, engine::kScenarioForm));
     }
-    for (const auto& [flag, key] : {std::pair{"-c/--connections", "c"}, {"-t/--threads", "t"},
-                                    {"-m/--method", "m"}, {"-r/--rate", "r"}, {"--arrival", "arrival"}}) {
+    for (const auto& [flag, key] : {std::pair{"-c/--connections", "c"},
+                                    {"-t/--threads", "t"},
+                                    {"-m/--method", "m"},
+                                    {"-r/--rate", "r"},
+                                    {"--arrival", "arrival"}}) {
       if (app_->count(std::string(flag).substr(0, std::string(flag).find('/'))) > 0) {
-        return Status::invalid_argument(
-            fmt::format("{} with --scenario: set {}= inside each scenario instead; use --scenario {}",
-                        flag, key, engine::kScenarioForm));
+        return Status::invalid_argument(fmt::format(
+            "{} with --scenario: set {}= inside each scenario instead; use --scenario {}", flag,
+            key, engine::kScenarioForm));
       }
     }
     return Status::ok();
@@ -169,16 +190,20 @@ class RunCommand final : public Subcommand {
   }
 
   int finish(const report::RunDocument& doc, const std::vector<core::RunResult>& runs,
-             const std::vector<analysis::Threshold>& thresholds, OutputFile& html,
+             const std::vector<analysis::Threshold>& thresholds, OutputFile& json, OutputFile& html,
              OutputFile& hlog) {
     if (hlog.wanted()) {
       if (Status s = hlog.write_hlog({runs}, /*sweep=*/false); !s) return report_failure(s);
     }
-    fmt::print("{}", json_ ? json_text(doc) : report::render_run_text(doc));
+    if (outputs_.json != "-") fmt::print("{}", report::render_run_text(doc));
+    if (json.wanted()) {
+      if (Status s = json.write(json_text(doc)); !s) return report_failure(s);
+    }
     if (html.wanted()) {
       if (Status s = html.write(report::render_html(doc)); !s) return report_failure(s);
     }
     if (runs.back().interrupted) return 130;
+    if (went_away(doc.level, "")) return kExitRunFailed;
     const bool passed = passes_thresholds(thresholds, {doc.level}, /*name_levels=*/false);
     const bool kept = kept_rate(doc, "");
     return passed && kept ? kExitOk : kExitThresholds;

@@ -44,7 +44,6 @@ class SweepCommand final : public Subcommand {
                    "Independent runs per level; figures become median (min-max)")
         ->capture_default_str()
         ->check(CLI::Range(1, 100));
-    app.add_option("--json", json_path_, "Write the whole result as JSON to FILE ('-': stdout)");
     outputs_.add_to(app);
     app.add_option("--server-pid", server_pid_,
                    "With a URL: the server's process id, to report its CPU, threads and memory");
@@ -67,7 +66,12 @@ class SweepCommand final : public Subcommand {
 
   int run() override {
     // Everything the user typed is checked before anything starts.
+    outputs_.resolve(*app_, flags_.url);
     const bool by_rate = !rates_.empty();
+    if (Status s = LoadFlags::check_open_loop_only(*app_, by_rate, "--rate RATES"); !s) {
+      return report_failure(s);
+    }
+    if (Status s = check_server_pid(server_pid_); !s) return report_failure(s);
     if (by_rate && app_->count("--levels") > 0) {
       return report_failure(Status::invalid_argument(
           "--levels and --rate: give concurrency levels or arrival rates, not both"));
@@ -92,7 +96,7 @@ class SweepCommand final : public Subcommand {
     auto plan = plan_of(*levels, by_rate);
     if (!plan) return report_failure(plan.status());
     OutputFile json, html, hlog;
-    if (Status s = json.open("--json", json_path_); !s) return report_failure(s);
+    if (Status s = json.open("--json", outputs_.json); !s) return report_failure(s);
     if (Status s = html.open("--html", outputs_.html); !s) return report_failure(s);
     if (Status s = hlog.open("--hlog", outputs_.hlog); !s) return report_failure(s);
 
@@ -152,7 +156,7 @@ class SweepCommand final : public Subcommand {
     if (hlog.wanted()) {
       if (Status s = hlog.write_hlog(runs, /*sweep=*/true); !s) return report_failure(s);
     }
-    if (json_path_ != "-") fmt::print("{}", report::render_sweep_text(doc));
+    if (outputs_.json != "-") fmt::print("{}", report::render_sweep_text(doc));
     if (json.wanted()) {
       if (Status s = json.write(json_text(doc)); !s) return report_failure(s);
     }
@@ -164,6 +168,14 @@ class SweepCommand final : public Subcommand {
       return kExitRunFailed;
     }
     if (result.interrupted) return 130;
+    bool unreachable = false;
+    for (const report::LevelFigures& level : doc.levels) {
+      unreachable |= went_away(
+          level, level.median.open
+                     ? fmt::format("rate {:.0f} req/s", level.median.open->target_rate_rps)
+                     : fmt::format("concurrency {}", level.median.concurrency.value_or(0)));
+    }
+    if (unreachable) return kExitRunFailed;
     return passes_thresholds(*thresholds, doc.levels, /*name_levels=*/true) ? kExitOk
                                                                             : kExitThresholds;
   }
@@ -176,7 +188,6 @@ class SweepCommand final : public Subcommand {
   std::string rates_;
   std::optional<int> max_connections_;
   int repeat_ = 1;
-  std::string json_path_;
   std::optional<int> server_pid_;
   std::string sample_every_ = "250ms";
   std::string server_wait_ = "3ms";

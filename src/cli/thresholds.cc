@@ -35,4 +35,14 @@ bool passes_thresholds(const std::vector<analysis::Threshold>& thresholds,
   return check.passed;
 }
 
+bool went_away(const report::LevelFigures& level, const std::string& label) {
+  const std::optional<report::UnreachableFigures>& u = level.median.unreachable;
+  if (!u) return false;
+  fmt::print(stderr,
+             "knee: {}target unreachable since {:.1f} s of the measured phase: {} connects failed "
+             "after its last answer and it did not come back; exit 1\n",
+             label.empty() ? "" : label + ": ", u->since_s, u->connect_failures);
+  return true;
+}
+
 }  // namespace knee::cli

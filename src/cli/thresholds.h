@@ -1,6 +1,7 @@
 // --threshold on `knee run` and `knee sweep`: k6-style pass/fail checks (analysis/threshold.h)
 // parsed before anything runs and evaluated on the result's median run(s) after it is printed
-// (report::check_thresholds); its lines go to stderr.
+// (report::check_thresholds); its lines go to stderr. And the other check on a result that sets
+// an exit code: a target that went away (exit 1).
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -24,5 +25,10 @@ core::Result<std::vector<analysis::Threshold>> parse_thresholds(
 // Checks them (report::check_thresholds), prints the lines on stderr; true when all passed.
 bool passes_thresholds(const std::vector<analysis::Threshold>& thresholds,
                        const std::vector<report::LevelFigures>& levels, bool name_levels);
+
+// True when the level's target stopped answering and never came back in the measured phase
+// (RunFigures::unreachable); then prints "knee: <label>: target unreachable since ..." on
+// stderr. `label` names the level or scenario; empty for a single run.
+bool went_away(const report::LevelFigures& level, const std::string& label);
 
 }  // namespace knee::cli

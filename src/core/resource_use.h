@@ -121,11 +121,29 @@ struct ResourceUse {
   double memory_pressure_some_pct = kUnknown;  // PSI memory "some", %, 0..100; NaN if absent
 };
 
-// What knee's own load generator used during the level (the client side of the USE question).
+// What knee's own load generator used and saw during the level: the client side of the USE
+// question, and the figures only the client can measure (its own sockets, its schedule).
+// Unknown figures are NaN.
 struct ClientUse {
-  // The busiest client worker thread's CPU time over wall time, 0..1 (1 = a whole core);
-  // NaN when not measured.
+  // The busiest client worker thread's CPU demand over wall time, 0..1 (1 = a whole core).
   double max_thread_cpu_share = kUnknown;
+  // knee's worker threads' CPU over wall time, in cores (0.5 = half a core).
+  double cpu_cores = kUnknown;
+  // Open loop: the schedule and the pool.
+  bool open_loop = false;
+  double send_lag_p99_ns = kUnknown;  // actual - intended send, p99
+  double late_share = kUnknown;       // measured requests sent over 1 ms late / sent
+  double pool_full_share = kUnknown;  // share of the phase every pool connection was busy
+  int pool_connections = 0;           // the pool's cap
+  double service_p50_ns = kUnknown;   // actual send to response, median
+  // Segments retransmitted on knee's own connections (TCP_INFO), and the window, s.
+  double own_retransmits = kUnknown;
+  double window_s = 0;
+  // The target stopped answering: seconds from the phase's start of its last connect or
+  // response (NaN: it never went away) and the connect failures after it.
+  double unreachable_since_s = kUnknown;
+  double connect_failures_since = 0;
+  std::string connect_failure_cause;  // the commonest, e.g. "ECONNREFUSED"; empty if unknown
 };
 
 }  // namespace knee::core

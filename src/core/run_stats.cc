@@ -11,8 +11,10 @@ std::string_view error_kind_name(ErrorKind kind) {
       return "connect";
     case ErrorKind::kClosedBeforeResponse:
       return "closed_before_response";
-    case ErrorKind::kEofMidResponse:
-      return "eof_mid_response";
+    case ErrorKind::kEofMidHeaders:
+      return "eof_mid_headers";
+    case ErrorKind::kEofMidBody:
+      return "eof_mid_body";
     case ErrorKind::kRead:
       return "read";
     case ErrorKind::kWrite:
@@ -39,13 +41,23 @@ void RunStats::count_error(ErrorKind kind, std::string_view cause) {
   ++causes[key];
 }
 
-uint64_t RunStats::request_failures() const {
+uint64_t request_failures(const ErrorCounts& errors) {
   uint64_t n = 0;
   for (size_t i = 0; i < errors.size(); ++i) {
     auto kind = static_cast<ErrorKind>(i);
     if (kind != ErrorKind::kConnect && kind != ErrorKind::kStatus) n += errors[i];
   }
   return n;
+}
+
+void WarmupStats::merge(const WarmupStats& o) {
+  scheduled += o.scheduled;
+  sent += o.sent;
+  never_sent += o.never_sent;
+  completed += o.completed;
+  aborted += o.aborted;
+  carried_over += o.carried_over;
+  for (size_t i = 0; i < errors.size(); ++i) errors[i] += o.errors[i];
 }
 
 uint64_t RunStats::total_errors() const {
@@ -65,6 +77,12 @@ void RunStats::merge(const RunStats& other) {
   ok_completed_in_phase += other.ok_completed_in_phase;
   late += other.late;
   max_backlog += other.max_backlog;  // per-worker maxima add up: an upper bound of the total
+  pool_full_ns += other.pool_full_ns;
+  split_responses += other.split_responses;
+  split_gap_ns += other.split_gap_ns;
+  tcp_retransmits += other.tcp_retransmits;
+  last_ok_ns = std::max(last_ok_ns, other.last_ok_ns);
+  connect_failures_after_ok += other.connect_failures_after_ok;
   in_system_ns += other.in_system_ns;
   scheduled += other.scheduled;
   sent += other.sent;
@@ -72,7 +90,10 @@ void RunStats::merge(const RunStats& other) {
   completed += other.completed;
   aborted += other.aborted;
   reconnects += other.reconnects;
-  warmup_requests += other.warmup_requests;
+  warmup.merge(other.warmup);
+  bytes_sent += other.bytes_sent;
+  bytes_received += other.bytes_received;
+  bytes_received_body += other.bytes_received_body;
   for (size_t i = 0; i < errors.size(); ++i) errors[i] += other.errors[i];
   for (size_t i = 0; i < status.size(); ++i) status[i] += other.status[i];
   for (const auto& [k, v] : other.causes) causes[k] += v;

@@ -34,7 +34,8 @@ namespace knee::core {
 enum class ErrorKind : uint8_t {
   kConnect,               // connect failed (refused, reset, unreachable): no request was sent
   kClosedBeforeResponse,  // peer closed or reset the connection before any response byte
-  kEofMidResponse,        // peer closed the connection in the middle of a response
+  kEofMidHeaders,         // peer closed the connection inside the status line or header fields
+  kEofMidBody,            // peer closed it inside the body (cause: bytes received of announced)
   kRead,                  // read() failed after part of a response arrived
   kWrite,                 // write() of the request failed
   kTimeout,               // no complete response within the request timeout
@@ -43,9 +44,33 @@ enum class ErrorKind : uint8_t {
   kCount,
 };
 
-// "connect", "closed_before_response", "eof_mid_response", "read", "write", "timeout", "parse",
-// "status".
+// "connect", "closed_before_response", "eof_mid_headers", "eof_mid_body", "read", "write",
+// "timeout", "parse", "status".
 std::string_view error_kind_name(ErrorKind kind);
+
+using ErrorCounts = std::array<uint64_t, static_cast<size_t>(ErrorKind::kCount)>;
+
+// Failures that consumed a sent request: every kind except kConnect and kStatus (a status error
+// is a completed response).
+uint64_t request_failures(const ErrorCounts& errors);
+
+// The warm-up's own accounting: its requests are left out of every figure, but none vanishes.
+// Same invariants as the measured phase: open loop scheduled == sent + never_sent; both loops
+// sent == completed + request_failures(errors) + aborted. carried_over: warm-up requests still
+// in flight (or waiting for a connection) when the measured phase began; they ended later, in
+// any of the ways above, and occupied connections the measured phase could not use.
+struct WarmupStats {
+  uint64_t scheduled = 0;
+  uint64_t sent = 0;
+  uint64_t never_sent = 0;
+  uint64_t completed = 0;
+  uint64_t aborted = 0;
+  uint64_t carried_over = 0;
+  ErrorCounts errors{};
+
+  uint64_t failed() const { return request_failures(errors); }
+  void merge(const WarmupStats& o);
+};
 
 struct RunStats {
   static constexpr int kMaxStatus = 600;
@@ -67,14 +92,20 @@ struct RunStats {
   Histogram send_lag_ns;
   // How late the worker's event loop woke after the deadline it asked for, ns (both modes).
   Histogram loop_lag_ns;
-  uint64_t scheduled = 0;        // open loop: intended send times in the measured phase
-  uint64_t sent = 0;             // measured requests whose write to a socket began
-  uint64_t never_sent = 0;       // open loop: scheduled, still waiting for a connection at the end
-  uint64_t completed = 0;        // full responses received for sent requests, any status
-  uint64_t aborted = 0;          // sent, still unfinished when the grace period ended
-  uint64_t reconnects = 0;       // new connections opened after the first one per slot
-  uint64_t warmup_requests = 0;  // completed during warm-up, discarded from every figure
-  std::array<uint64_t, static_cast<size_t>(ErrorKind::kCount)> errors{};
+  uint64_t scheduled = 0;   // open loop: intended send times in the measured phase
+  uint64_t sent = 0;        // measured requests whose write to a socket began
+  uint64_t never_sent = 0;  // open loop: scheduled, still waiting for a connection at the end
+  uint64_t completed = 0;   // full responses received for sent requests, any status
+  uint64_t aborted = 0;     // sent, still unfinished when the grace period ended
+  uint64_t reconnects = 0;  // new connections opened after the first one per slot
+  WarmupStats warmup;       // the warm-up's requests, discarded from every other figure
+  // Bytes of the measured requests: written (request lines, fields, bodies), and received
+  // (everything read for them; of that, the decoded body payload; the rest is status lines,
+  // header fields, interim responses, chunk framing and trailers).
+  uint64_t bytes_sent = 0;
+  uint64_t bytes_received = 0;
+  uint64_t bytes_received_body = 0;
+  ErrorCounts errors{};
   std::array<uint64_t, kMaxStatus> status{};  // responses per status code (100..599)
   // Failure causes by "<kind>: <errno name or reason>", e.g. "connect: ECONNREFUSED".
   std::map<std::string, uint64_t> causes;
@@ -99,6 +130,24 @@ struct RunStats {
   uint64_t ok_completed_in_phase = 0;
   uint64_t late = 0;
   uint64_t max_backlog = 0;
+  // Open loop: time during the measured phase in which every connection of the worker's pool
+  // was busy (the pool was exhausted: arrivals had to wait for the server), ns, summed over
+  // workers; over threads * duration it is the share of time the pool was exhausted.
+  int64_t pool_full_ns = 0;
+  // Measured responses that arrived in parts with 30..220 ms of silence before their last part
+  // (the Nagle / delayed-ACK interaction of RFC 896 and RFC 1122 4.2.3.2: a server's second
+  // small write waits for the ACK of its first, which the client delays), and those gaps summed,
+  // ns. docs/methodology.md says what knee does about it.
+  uint64_t split_responses = 0;
+  int64_t split_gap_ns = 0;
+  // Segments retransmitted on knee's own connections (TCP_INFO of each as it closes): this run's
+  // traffic, not the host's.
+  uint64_t tcp_retransmits = 0;
+  // The target's last sign of life in the measured phase: the latest successful connect or
+  // response, in ns from the phase's start (-1: none), and the connect failures after it (per
+  // worker, summed). Connect failures to the end mean the target went away.
+  int64_t last_ok_ns = -1;
+  uint64_t connect_failures_after_ok = 0;
   // Integral over the measured phase of the requests in the system (waiting or in flight), in
   // request-ns: divided by the phase's length it is the mean number in the system (Little's L).
   double in_system_ns = 0;
@@ -108,9 +157,8 @@ struct RunStats {
     if (code >= 0 && code < kMaxStatus) ++status[static_cast<size_t>(code)];
   }
   uint64_t error_count(ErrorKind kind) const { return errors[static_cast<size_t>(kind)]; }
-  // Failures that consumed a sent request: every kind except kConnect and kStatus (a status error
-  // is a completed response).
-  uint64_t request_failures() const;
+  // Failures that consumed a sent request (core::request_failures of errors).
+  uint64_t request_failures() const { return core::request_failures(errors); }
   uint64_t total_errors() const;
   // Successful responses: completed minus those with status >= 400.
   uint64_t ok() const { return completed - error_count(ErrorKind::kStatus); }

@@ -24,7 +24,10 @@ void ClosedLoopFeeder::start(ConnectionPool& pool, TimePoint now) {
 }
 
 void ClosedLoopFeeder::on_idle(ConnectionPool& pool, uint32_t slot, TimePoint now) {
-  if (stopping_) {
+  // Nothing is sent at or after the end of the phase, even before the worker notices it: a
+  // request sent then would belong to neither phase (regression: with -w 0 they were counted as
+  // warm-up).
+  if (stopping_ || now >= phases_.measure_until) {
     pool.close(slot);
     return;
   }
@@ -32,7 +35,7 @@ void ClosedLoopFeeder::on_idle(ConnectionPool& pool, uint32_t slot, TimePoint no
 }
 
 void ClosedLoopFeeder::on_free(ConnectionPool& pool, uint32_t slot, TimePoint now) {
-  if (!stopping_) pool.open(slot, now);
+  if (!stopping_ && now < phases_.measure_until) pool.open(slot, now);
 }
 
 void ClosedLoopFeeder::stop(ConnectionPool& pool, TimePoint now) {
@@ -67,7 +70,7 @@ void OpenLoopFeeder::release_due(ConnectionPool& pool, TimePoint now) {
     const TimePoint intended = phases_.start + core::Nanos(schedule_.next_ns());
     if (intended > now || intended >= phases_.measure_until) break;
     const bool measured = intended >= phases_.measure_from;
-    if (measured) ++stats.scheduled;
+    ++(measured ? stats.scheduled : stats.warmup.scheduled);
     backlog_.push_back(Due{intended, measured});
     pool.in_system().change(intended, +1);
     schedule_.advance();
@@ -85,7 +88,7 @@ void OpenLoopFeeder::dispatch(ConnectionPool& pool, TimePoint now) {
       if (slot_[i] != Slot::kIdle) continue;  // closed or reused since it was pushed
       const Due due = backlog_.front();
       backlog_.pop_front();
-      slot_[i] = Slot::kBusy;
+      set_slot(i, Slot::kBusy, now);
       pool.in_system().change(now, -1);  // leaves the backlog; the send counts it in flight
       pool.send(i, now, due.intended, due.measured);
       continue;
@@ -94,22 +97,49 @@ void OpenLoopFeeder::dispatch(ConnectionPool& pool, TimePoint now) {
     const uint32_t i = free_.back();
     free_.pop_back();
     if (slot_[i] != Slot::kFree) continue;
-    slot_[i] = Slot::kOpening;
-    ++opening_;
+    set_slot(i, Slot::kOpening, now);
     pool.open(i, now);
   }
 }
 
+void OpenLoopFeeder::set_slot(uint32_t i, Slot to, TimePoint now) {
+  if (slot_[i] == Slot::kOpening) --opening_;
+  if (slot_[i] == Slot::kBusy) --busy_;
+  if (to == Slot::kOpening) ++opening_;
+  if (to == Slot::kBusy) ++busy_;
+  slot_[i] = to;
+  const bool full = busy_ == slot_.size();
+  if (full && !full_since_) full_since_ = now;
+  if (!full && full_since_) {
+    add_full_time(now);
+    full_since_.reset();
+  }
+}
+
+void OpenLoopFeeder::add_full_time(TimePoint until) {
+  const TimePoint from = std::max(*full_since_, phases_.measure_from);
+  until = std::min(until, phases_.measure_until);
+  if (until > from) full_ns_ += core::elapsed_ns(from, until);
+}
+
+void OpenLoopFeeder::stop(ConnectionPool& pool, TimePoint now) {
+  stopping_ = true;
+  if (full_since_) {
+    add_full_time(now);
+    full_since_ = now;  // counted up to here; the phase is over, so nothing more adds
+  }
+  pool.stats().pool_full_ns += full_ns_;
+  full_ns_ = 0;
+}
+
 void OpenLoopFeeder::on_idle(ConnectionPool& pool, uint32_t slot, TimePoint now) {
-  if (slot_[slot] == Slot::kOpening) --opening_;
-  slot_[slot] = Slot::kIdle;
+  set_slot(slot, Slot::kIdle, now);
   idle_.push_back(slot);
   dispatch(pool, now);
 }
 
 void OpenLoopFeeder::on_free(ConnectionPool& pool, uint32_t slot, TimePoint now) {
-  if (slot_[slot] == Slot::kOpening) --opening_;
-  slot_[slot] = Slot::kFree;
+  set_slot(slot, Slot::kFree, now);
   free_.push_back(slot);
   dispatch(pool, now);
 }
@@ -117,7 +147,12 @@ void OpenLoopFeeder::on_free(ConnectionPool& pool, uint32_t slot, TimePoint now)
 void OpenLoopFeeder::abort_waiting(ConnectionPool& pool, TimePoint now) {
   core::RunStats& stats = pool.stats();
   for (const Due& due : backlog_) {
-    if (due.measured) ++stats.never_sent;
+    if (due.measured) {
+      ++stats.never_sent;
+    } else {
+      ++stats.warmup.never_sent;
+      ++stats.warmup.carried_over;  // waited from the warm-up into the measured phase and past it
+    }
     pool.in_system().change(now, -1);
   }
   backlog_.clear();

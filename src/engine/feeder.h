@@ -129,7 +129,7 @@ class OpenLoopFeeder final : public Feeder {
   std::optional<core::TimePoint> next_send() const override;
   void on_idle(ConnectionPool& pool, uint32_t slot, core::TimePoint now) override;
   void on_free(ConnectionPool& pool, uint32_t slot, core::TimePoint now) override;
-  void stop(ConnectionPool&, core::TimePoint) override { stopping_ = true; }
+  void stop(ConnectionPool& pool, core::TimePoint now) override;
   bool drained() const override { return backlog_.empty(); }
   void abort_waiting(ConnectionPool& pool, core::TimePoint now) override;
 
@@ -153,6 +153,14 @@ class OpenLoopFeeder final : public Feeder {
   std::vector<uint32_t> idle_;  // slots that were idle when pushed, most recent last
   std::vector<uint32_t> free_;  // slots that were free when pushed
   size_t opening_ = 0;          // slots in kOpening
+  size_t busy_ = 0;             // slots in kBusy
+  // Since when every slot has been busy (the pool exhausted); nullopt while one is not.
+  std::optional<core::TimePoint> full_since_;
+  int64_t full_ns_ = 0;  // exhausted time inside the measured phase so far
+  // Moves slot i to `to` at `now`, keeping the counts and the exhausted time.
+  void set_slot(uint32_t i, Slot to, core::TimePoint now);
+  // Adds the exhausted interval [full_since_, until) clipped to the measured phase.
+  void add_full_time(core::TimePoint until);
 };
 
 }  // namespace knee::engine

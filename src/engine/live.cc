@@ -5,7 +5,7 @@ namespace knee::engine {
 bool WorkerLive::publish(const core::RunStats& stats) {
   std::unique_lock lock(mutex_, std::try_to_lock);
   if (!lock.owns_lock()) return false;
-  responses_ = stats.completed + stats.warmup_requests;
+  responses_ = stats.completed + stats.warmup.completed;
   errors_ = stats.total_errors();
   latency_ns_ = stats.latency_ns;  // same layout: copies the counts without allocating
   return true;

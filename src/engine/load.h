@@ -11,7 +11,8 @@
 // measure latency"; wrk2).
 //
 // Phases, measured from one start time shared by all workers:
-//   [start, start+warmup)            requests flow, their samples are discarded (warmup_requests)
+//   [start, start+warmup)            requests flow, their samples are discarded; they are counted
+//                                    apart (RunStats::warmup), never dropped
 //   [start+warmup, start+warmup+d)   requests sent here are measured, wherever they complete
 //   after that                       no new request; those in flight may finish within `grace`
 //                                    and are measured like the rest; the rest are `aborted`.

@@ -1,5 +1,6 @@
 #include "engine/load_worker.h"
 
+#include <fmt/format.h>
 #include <sys/prctl.h>
 
 #include <algorithm>
@@ -95,7 +96,9 @@ Status LoadWorker::run() {
     if (!stopping_ && now >= phases.measure_until) begin_stopping(now);
     if (stopping_) {
       if (in_flight_ == 0 && feeder_->drained()) break;
-      if (now >= grace_until) {
+      // The grace period is for measured requests; warm-up ones still in flight (a server that
+      // never answers) are aborted at once, not waited for.
+      if (now >= grace_until || (measured_in_flight_ == 0 && feeder_->drained())) {
         abort_all(now);
         break;
       }
@@ -182,6 +185,7 @@ void LoadWorker::open(uint32_t i, TimePoint now) {
     if (config_.phases.measured(now)) {
       const int err = fd.status().os_error();
       stats_.count_error(ErrorKind::kConnect, err != 0 ? core::errno_name(err) : "socket");
+      ++stats_.connect_failures_after_ok;
     }
     retry_later(i, now);
     return;
@@ -235,6 +239,7 @@ void LoadWorker::on_connected(uint32_t i) {
   if (r.status != net::IoStatus::kDone) {
     if (config_.phases.measured(now)) {
       stats_.count_error(ErrorKind::kConnect, core::errno_name(r.error));
+      ++stats_.connect_failures_after_ok;
     }
     close(i);
     retry_later(i, now);
@@ -243,6 +248,7 @@ void LoadWorker::on_connected(uint32_t i) {
   c.state = ConnState::kIdle;
   loop_->modify(c.transport->fd(), EPOLLIN, tag(i));
   c.write_armed = false;
+  saw_target(now);
   feeder_->on_idle(*this, i, now);
 }
 
@@ -261,12 +267,17 @@ void LoadWorker::send(uint32_t i, TimePoint now, TimePoint intended, bool measur
   c.measured = measured;
   c.intended_at = intended;
   c.sent_at = now;
+  c.received = 0;
+  c.partial_at = TimePoint{};
   if (measured) {
     ++stats_.sent;
+    ++measured_in_flight_;
     const core::Nanos lag = now - intended;
     stats_.send_lag_ns.record(lag.count());
     if (lag > kLateThreshold) ++stats_.late;
     if (now < config_.phases.measure_until) ++stats_.sent_in_phase;
+  } else {
+    ++stats_.warmup.sent;
   }
   c.state = ConnState::kSending;
   ++in_flight_;
@@ -281,6 +292,7 @@ void LoadWorker::write_some(uint32_t i) {
     const net::IoResult r = c.transport->send_some(std::string_view(bytes).substr(c.written));
     if (r.status == net::IoStatus::kDone) {
       c.written += r.bytes;
+      if (c.measured) stats_.bytes_sent += r.bytes;
       continue;
     }
     if (r.status == net::IoStatus::kWouldBlock) {
@@ -302,34 +314,49 @@ void LoadWorker::write_some(uint32_t i) {
 
 void LoadWorker::read_some(uint32_t i) {
   Connection& c = conns_[i];
+  const TimePoint now = config_.clock->now();  // one clock read per readiness event
   while (true) {
     const net::IoResult r = c.transport->recv_some(read_buffer_);
     switch (r.status) {
       case net::IoStatus::kDone: {
         const size_t used = c.parser.feed(read_buffer_.data(), r.bytes);
+        c.received += used;
         switch (c.parser.state()) {
           case http::ResponseParser::State::kComplete:
             // Bytes after a complete response were never asked for (one request in flight per
             // connection): the connection's framing can no longer be trusted, so it is not
             // reused.
-            complete_request(i, config_.clock->now(), /*can_reuse=*/used == r.bytes);
+            complete_request(i, now, /*can_reuse=*/used == r.bytes);
             return;
           case http::ResponseParser::State::kError:
             fail_request(i, ErrorKind::kParse, c.parser.error());
             return;
           case http::ResponseParser::State::kNeedMore:
+            c.partial_at = now;
             if (r.bytes < read_buffer_.size()) return;
             continue;
         }
         return;
       }
       case net::IoStatus::kClosed: {
+        // Where the response stood, read before on_eof() settles it.
         const bool any = c.parser.received_any();
+        const bool in_body = c.parser.in_body();
+        const std::optional<uint64_t> announced = c.parser.announced_body_bytes();
         if (c.parser.on_eof() == http::ResponseParser::State::kComplete) {
-          complete_request(i, config_.clock->now(), /*can_reuse=*/false);
-          return;
+          complete_request(i, now, /*can_reuse=*/false);
+        } else if (!any) {
+          fail_request(i, ErrorKind::kClosedBeforeResponse, "EOF");
+        } else if (!in_body) {
+          fail_request(i, ErrorKind::kEofMidHeaders, "EOF");
+        } else if (announced) {
+          fail_request(i, ErrorKind::kEofMidBody,
+                       fmt::format("received {} of {} bytes", c.parser.body_bytes(), *announced));
+        } else {
+          fail_request(i, ErrorKind::kEofMidBody,
+                       fmt::format("received {} bytes of a chunked or close-delimited body",
+                                   c.parser.body_bytes()));
         }
-        fail_request(i, any ? ErrorKind::kEofMidResponse : ErrorKind::kClosedBeforeResponse, "EOF");
         return;
       }
       case net::IoStatus::kWouldBlock:
@@ -352,34 +379,64 @@ void LoadWorker::complete_request(uint32_t i, TimePoint now, bool can_reuse) {
     fail_request(i, ErrorKind::kTimeout, "");
     return;
   }
-  if (code < 400 && config_.phases.measured(now)) ++stats_.ok_completed_in_phase;
+  // Open loop's throughput: measured requests answered inside the phase (warm-up arrivals that
+  // drain into it are not the phase's work).
+  if (code < 400 && c.measured && config_.phases.measured(now)) ++stats_.ok_completed_in_phase;
   if (c.measured) {
     ++stats_.completed;
     stats_.count_status(code);
     if (code >= 400) {
       stats_.count_error(ErrorKind::kStatus, std::to_string(code));
     } else {
+      saw_target(now);
+      check_split(c, now);
       const int64_t latency = core::elapsed_ns(c.intended_at, now);
       stats_.latency_ns.record(latency);
       if (interval_hist_) interval_hist_->record(latency);
       stats_.service_time_ns.record(core::elapsed_ns(c.sent_at, now));
     }
   } else {
-    ++stats_.warmup_requests;
+    ++stats_.warmup.completed;
   }
   end_request(i, now, can_reuse && c.parser.keep_alive());
 }
 
+void LoadWorker::check_split(const Connection& c, TimePoint now) {
+  // Linux delays an ACK 40 ms at least and 200 ms at most (TCP_DELACK_MIN, TCP_DELACK_MAX).
+  constexpr core::Nanos kMinStall = std::chrono::milliseconds(30);
+  constexpr core::Nanos kMaxStall = std::chrono::milliseconds(220);
+  if (c.partial_at == TimePoint{}) return;
+  const core::Nanos gap = now - c.partial_at;
+  if (gap < kMinStall || gap > kMaxStall) return;
+  ++stats_.split_responses;
+  stats_.split_gap_ns += gap.count();
+}
+
 void LoadWorker::fail_request(uint32_t i, ErrorKind kind, std::string_view cause) {
   Connection& c = conns_[i];
-  if (c.measured) stats_.count_error(kind, cause);
+  if (c.measured) {
+    stats_.count_error(kind, cause);
+  } else {
+    ++stats_.warmup.errors[static_cast<size_t>(kind)];
+  }
   end_request(i, config_.clock->now(), /*can_reuse=*/false);
+}
+
+void LoadWorker::settle(Connection& c, TimePoint now) {
+  if (c.measured) {
+    --measured_in_flight_;
+    stats_.bytes_received += c.received;
+    stats_.bytes_received_body += c.parser.body_bytes();
+  } else if (now >= config_.phases.measure_from) {
+    ++stats_.warmup.carried_over;
+  }
 }
 
 // The request on slot i has ended (completed or failed): the feeder reuses the connection, or
 // the slot is closed and handed back free.
 void LoadWorker::end_request(uint32_t i, TimePoint now, bool can_reuse) {
   Connection& c = conns_[i];
+  settle(c, now);
   --in_flight_;
   in_system_.change(now, -1);
   c.state = ConnState::kIdle;
@@ -395,10 +452,22 @@ void LoadWorker::drop(uint32_t i) {
   feeder_->on_free(*this, i, config_.clock->now());
 }
 
+void LoadWorker::saw_target(TimePoint now) {
+  if (!config_.phases.measured(now)) return;
+  stats_.last_ok_ns = core::elapsed_ns(config_.phases.measure_from, now);
+  stats_.connect_failures_after_ok = 0;
+}
+
 void LoadWorker::close(uint32_t i) {
   Connection& c = conns_[i];
-  if (busy(c)) --in_flight_;  // only when closed without end_request (aborts)
-  c.transport.reset();        // closing the socket removes it from epoll
+  if (c.transport && c.state != ConnState::kConnecting) {
+    stats_.tcp_retransmits += net::tcp_total_retransmits(c.transport->fd());
+  }
+  if (busy(c)) {  // only when closed without end_request (aborts)
+    settle(c, config_.clock->now());
+    --in_flight_;
+  }
+  c.transport.reset();  // closing the socket removes it from epoll
   c.state = ConnState::kFree;
   c.write_armed = false;
   c.measured = false;
@@ -411,7 +480,10 @@ void LoadWorker::check_timeouts(TimePoint now) {
     if (busy(c) && now - c.sent_at >= config_.timeout) {
       fail_request(i, ErrorKind::kTimeout, "");
     } else if (c.state == ConnState::kConnecting && now - c.sent_at >= config_.timeout) {
-      if (config_.phases.measured(now)) stats_.count_error(ErrorKind::kConnect, "timeout");
+      if (config_.phases.measured(now)) {
+        stats_.count_error(ErrorKind::kConnect, "timeout");
+        ++stats_.connect_failures_after_ok;
+      }
       drop(i);
     }
   }
@@ -448,7 +520,11 @@ void LoadWorker::abort_all(TimePoint now) {
   for (uint32_t i = 0; i < conns_.size(); ++i) {
     Connection& c = conns_[i];
     if (!busy(c)) continue;
-    if (c.measured) ++stats_.aborted;
+    if (c.measured) {
+      ++stats_.aborted;
+    } else {
+      ++stats_.warmup.aborted;
+    }
     in_system_.change(now, -1);
     close(i);
   }

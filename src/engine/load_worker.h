@@ -94,6 +94,9 @@ class LoadWorker final : public ConnectionPool {
     uint32_t generation = 0;  // bumps on every close: stale events and retry timers are ignored
     uint64_t seq = 0;         // per-connection request counter ({seq})
     size_t written = 0;
+    uint64_t received = 0;  // bytes read for the request in flight
+    // When the last read that left the response incomplete happened (epoch: none yet).
+    core::TimePoint partial_at{};
     core::TimePoint intended_at{};       // open loop: the schedule's time; closed loop: = sent_at
     core::TimePoint sent_at{};           // first byte written (or connect start while connecting)
     const std::string* bytes = nullptr;  // the request being written
@@ -110,9 +113,17 @@ class LoadWorker final : public ConnectionPool {
   void write_some(uint32_t i);
   void read_some(uint32_t i);
   void complete_request(uint32_t i, core::TimePoint now, bool can_reuse);
+  // A measured response completed at `now` after a silence since its previous part: counted
+  // as split when the silence is the delayed-ACK stall's (RunStats::split_responses).
+  void check_split(const Connection& c, core::TimePoint now);
   void fail_request(uint32_t i, core::ErrorKind kind, std::string_view cause);
   void end_request(uint32_t i, core::TimePoint now, bool can_reuse);
+  // The request on slot i leaves the books: bytes, and a warm-up request ending after the
+  // measured phase began is counted as carried over.
+  void settle(Connection& c, core::TimePoint now);
   void drop(uint32_t i);  // closes slot i and reports it free at once
+  // The target answered (a connect or a response) at `now`.
+  void saw_target(core::TimePoint now);
   void retry_later(uint32_t i, core::TimePoint now);
   void check_timeouts(core::TimePoint now);
   void begin_stopping(core::TimePoint now);
@@ -133,7 +144,8 @@ class LoadWorker final : public ConnectionPool {
   InSystem in_system_;
   bool stopping_ = false;
   bool interrupted_ = false;
-  size_t in_flight_ = 0;  // slots in kSending or kReceiving
+  size_t in_flight_ = 0;           // slots in kSending or kReceiving
+  size_t measured_in_flight_ = 0;  // of those, requests of the measured phase
   // Interval histograms (config_.interval > 0).
   std::optional<core::Histogram> interval_hist_;
   size_t interval_index_ = 0;

@@ -162,11 +162,13 @@ class PhaseTimer {
       }
       if (r.status == net::IoStatus::kClosed) {
         const bool any = parser_.received_any();
+        const bool in_body = parser_.in_body();  // before on_eof() settles the state
         if (parser_.on_eof() == http::ResponseParser::State::kComplete) {
           return complete(a, since_start(), false);
         }
         a.status_code = parser_.status_code();
-        return fail(any ? ErrorKind::kEofMidResponse : ErrorKind::kClosedBeforeResponse, "EOF");
+        if (!any) return fail(ErrorKind::kClosedBeforeResponse, "EOF");
+        return fail(in_body ? ErrorKind::kEofMidBody : ErrorKind::kEofMidHeaders, "EOF");
       }
       if (r.status == net::IoStatus::kWouldBlock) {
         const int revents = wait_for(conn_->fd(), POLLIN, clock_, deadline);

@@ -32,6 +32,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string_view>
 
 namespace knee::http {
@@ -85,6 +86,19 @@ class ResponseParser {
 
   // Why the state is kError (a static string); empty otherwise.
   std::string_view error() const { return error_; }
+
+  // Where an incomplete response stands, for a connection that closed or failed mid-response:
+  // the head (status line, fields) was complete and body bytes were expected.
+  bool in_body() const {
+    return phase_ == Phase::kBodyLength || phase_ == Phase::kBodyClose ||
+           (phase_ >= Phase::kChunkSize && phase_ <= Phase::kTrailerLine);
+  }
+  // The body length the head announced (Content-Length), when it did and the body is not
+  // chunked.
+  std::optional<uint64_t> announced_body_bytes() const {
+    if (has_content_length_ && !te_present_) return content_length_;
+    return std::nullopt;
+  }
 
  private:
   enum class Phase : uint8_t {

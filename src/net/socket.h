@@ -96,4 +96,8 @@ void set_io_timeouts(int fd, core::Nanos timeout);
 // SO_LINGER 0: close() sends a reset, leaving no TIME_WAIT behind.
 void set_linger_reset(int fd);
 
+// Segments this TCP connection has retransmitted over its life (TCP_INFO tcpi_total_retrans,
+// linux/tcp.h); 0 when the kernel does not say.
+uint32_t tcp_total_retransmits(int fd);
+
 }  // namespace knee::net

@@ -83,6 +83,22 @@ bool kept_schedule(const RunFigures& r) {
   return r.open->achieved_rate_rps * r.duration_s >= 0.99 * static_cast<double>(r.open->scheduled);
 }
 
+// Why an open-loop level fell behind its schedule: most late requests waited for a busy pool
+// (the server's latency, analysis/saturation.h "pool"), or the client itself fell behind.
+std::string shortfall_cause(const RunFigures& r) {
+  const OpenLoopFigures& o = *r.open;
+  if (o.pool_full_share >= 0.5) {
+    return fmt::format(
+        "the pool of {} connections was exhausted ({:.0f}% of the time every one was busy) "
+        "because responses took {:.2f} ms (median service time): the server's latency held "
+        "requests back (give more connections with -c to offer the rate anyway)",
+        r.max_connections.value_or(0), o.pool_full_share * 100,
+        static_cast<double>(o.service_time_ns.p50) / 1e6);
+  }
+  return "the client could not keep its schedule with connections free (it was overloaded: see "
+         "the client CPU figures; give more threads with -t)";
+}
+
 }  // namespace
 
 size_t median_index(const std::vector<core::RunResult>& runs) {
@@ -121,6 +137,63 @@ HostFigures host_figures(const probes::HostContext& h) {
                      h.warnings};
 }
 
+namespace {
+
+// Connect failures from some point to the end of the measured phase: the target went away.
+// The silence must last at least 1 s and a tenth of the phase, so a restart that came back in
+// time, or one refused connect near the end, is not called unreachable.
+std::optional<UnreachableFigures> unreachable_of(const core::RunResult& r) {
+  const core::RunStats& s = r.stats;
+  if (s.connect_failures_after_ok == 0 || r.duration_s <= 0) return std::nullopt;
+  const double since_s = s.last_ok_ns < 0 ? 0.0 : static_cast<double>(s.last_ok_ns) / 1e9;
+  if (r.duration_s - since_s < std::max(1.0, 0.1 * r.duration_s)) return std::nullopt;
+  return UnreachableFigures{since_s, s.connect_failures_after_ok};
+}
+
+// Share of the measured phase every connection of the (per-worker) pools was busy, 0..1.
+double pool_full_share(const core::RunResult& r) {
+  const double window_ns = static_cast<double>(std::max(1, r.threads)) * r.duration_s * 1e9;
+  return window_ns > 0 ? std::min(1.0, static_cast<double>(r.stats.pool_full_ns) / window_ns) : 0.0;
+}
+
+// What knee saw of itself and of the path to the target, for the saturation rule.
+core::ClientUse client_use(const core::RunResult& r) {
+  const core::RunStats& s = r.stats;
+  core::ClientUse c;
+  c.max_thread_cpu_share = s.max_thread_cpu_demand;
+  c.cpu_cores = r.client_cpu_cores();
+  c.window_s = r.duration_s;
+  c.own_retransmits = static_cast<double>(s.tcp_retransmits);
+  if (r.open_loop()) {
+    c.open_loop = true;
+    c.pool_connections = r.connections;
+    if (s.send_lag_ns.count() > 0) {
+      c.send_lag_p99_ns = static_cast<double>(s.send_lag_ns.value_at_percentile(99));
+    }
+    if (s.service_time_ns.count() > 0) {
+      c.service_p50_ns = static_cast<double>(s.service_time_ns.value_at_percentile(50));
+    }
+    c.pool_full_share = pool_full_share(r);
+    if (s.sent > 0) {
+      c.late_share = static_cast<double>(s.late) / static_cast<double>(s.sent);
+    }
+  }
+  if (auto u = unreachable_of(r)) {
+    c.unreachable_since_s = u->since_s;
+    c.connect_failures_since = static_cast<double>(u->connect_failures);
+    uint64_t most = 0;
+    for (const auto& [cause, count] : s.causes) {
+      if (cause.rfind("connect: ", 0) == 0 && count > most) {
+        most = count;
+        c.connect_failure_cause = cause.substr(9);
+      }
+    }
+  }
+  return c;
+}
+
+}  // namespace
+
 RunFigures run_figures(const core::RunResult& r) {
   const core::RunStats& s = r.stats;
   RunFigures f;
@@ -135,7 +208,37 @@ RunFigures run_figures(const core::RunResult& r) {
   f.sent = s.sent;
   f.aborted = s.aborted;
   f.reconnects = s.reconnects;
-  f.warmup_requests = s.warmup_requests;
+  const core::WarmupStats& w = s.warmup;
+  f.warmup.sent = w.sent;
+  f.warmup.completed = w.completed;
+  f.warmup.failed = w.failed();
+  f.warmup.aborted = w.aborted;
+  f.warmup.carried_over = w.carried_over;
+  if (r.open_loop()) {
+    f.warmup.scheduled = w.scheduled;
+    f.warmup.never_sent = w.never_sent;
+  }
+  for (size_t i = 0; i < w.errors.size(); ++i) {
+    if (w.errors[i] > 0) {
+      f.warmup.errors[std::string(core::error_kind_name(static_cast<core::ErrorKind>(i)))] =
+          w.errors[i];
+    }
+  }
+  f.bytes.sent = s.bytes_sent;
+  f.bytes.received = s.bytes_received;
+  f.bytes.received_body = s.bytes_received_body;
+  f.bytes.received_headers = s.bytes_received - s.bytes_received_body;
+  if (r.duration_s > 0) {
+    f.bytes.sent_per_s = static_cast<double>(s.bytes_sent) / r.duration_s;
+    f.bytes.received_per_s = static_cast<double>(s.bytes_received) / r.duration_s;
+  }
+  f.tcp_retransmits = s.tcp_retransmits;
+  f.split_responses = s.split_responses;
+  if (s.split_responses > 0) {
+    f.split_gap_mean_ns =
+        static_cast<double>(s.split_gap_ns) / static_cast<double>(s.split_responses);
+  }
+  f.unreachable = unreachable_of(r);
   f.duration_s = r.duration_s;
   f.throughput_rps = r.throughput_rps();
   f.latency_ns = latency_summary(s.latency_ns);
@@ -166,6 +269,7 @@ RunFigures run_figures(const core::RunResult& r) {
     o.send_lag_ns = latency_summary(s.send_lag_ns);
     o.late = s.late;
     o.max_backlog = s.max_backlog;
+    o.pool_full_share = pool_full_share(r);
     o.mean_in_system = r.mean_in_system();
     f.open = o;
   }
@@ -211,13 +315,13 @@ LevelFigures level_figures(const std::vector<core::RunResult>& runs,
     l.little = little_figures(c);
     l.little_flagged = run.stats.latency_ns.count() > 0 && std::isfinite(c.ratio) && c.ratio < 0.9;
   }
-  if (run.use) {
-    core::ClientUse client;
-    client.max_thread_cpu_share = run.stats.max_thread_cpu_demand;
-    const analysis::SaturationVerdict v =
-        analysis::name_saturated_resource(*run.use, client, {}, previous_use);
-    l.saturated = SaturatedFigures{v.resource, v.detail, v.evidence, v.rule};
+  // Without host figures only what knee saw itself can be named (an unreachable target).
+  if (run.use || l.median.unreachable) {
+    const analysis::SaturationVerdict v = analysis::name_saturated_resource(
+        run.use ? *run.use : core::ResourceUse{}, client_use(run), {}, previous_use);
+    l.saturated = SaturatedFigures{v.resource, v.detail, v.evidence, v.rule, v.warnings};
   }
+  l.notes = run_notes(l.median);
   return l;
 }
 
@@ -231,15 +335,35 @@ std::vector<std::string> run_notes(const RunFigures& r) {
         "meanwhile and they never measure it (coordinated omission). To see what users arriving "
         "at a steady rate would see, run with -r RATE (open loop).");
   }
+  if (r.split_responses >= 10 && 10 * r.split_responses >= r.ok) {
+    notes.push_back(fmt::format(
+        "{} of {} responses ({:.0f}%) arrived in two parts {:.1f} ms apart on average, the "
+        "signature of Nagle's algorithm meeting delayed ACK: the server wrote a small part of "
+        "each response (its headers) and then the rest with Nagle on, so the rest waited for the "
+        "client's delayed ACK (RFC 896, RFC 1122 4.2.3.2; 40 ms at least on Linux). Real clients "
+        "wait the same; the server should set "
+        "TCP_NODELAY or write each response in one call (docs/methodology.md).",
+        r.split_responses, r.ok,
+        100.0 * static_cast<double>(r.split_responses) /
+            static_cast<double>(std::max<uint64_t>(r.ok, 1)),
+        r.split_gap_mean_ns / 1e6));
+  }
+  if (r.sent == 0 && r.warmup.carried_over > 0) {
+    notes.push_back(fmt::format(
+        "the measured phase sent no request: its connections were still waiting for {} warm-up "
+        "request{} ({} of them never answered at all); the figures above are empty because the "
+        "server stopped answering before measuring began, not because nothing was wrong.",
+        r.warmup.carried_over, r.warmup.carried_over == 1 ? "" : "s",
+        r.warmup.aborted + r.warmup.never_sent.value_or(0)));
+  }
   if (r.open && !kept_schedule(r)) {
     const double scheduled_rps =
         r.duration_s > 0 ? static_cast<double>(r.open->scheduled) / r.duration_s : 0.0;
     notes.push_back(fmt::format(
         "the achieved rate {:.1f} req/s is below 99% of the {:.1f} req/s the schedule asked for "
-        "(target {:.1f}): the client could not keep the schedule (connection pool exhausted, or "
-        "the client is overloaded); latencies include that wait, but the server was not offered "
-        "the target rate.",
-        r.open->achieved_rate_rps, scheduled_rps, r.open->target_rate_rps));
+        "(target {:.1f}): {}; latencies include that wait, but the server was not offered the "
+        "target rate.",
+        r.open->achieved_rate_rps, scheduled_rps, r.open->target_rate_rps, shortfall_cause(r)));
   }
   return notes;
 }
@@ -265,7 +389,6 @@ RunDocument analyse_run(std::string target, std::string started_at, LoadParams p
   d.started_at = std::move(started_at);
   d.params = std::move(params);
   d.level = level_figures(runs, nullptr);
-  d.notes = run_notes(d.level.median);
   d.host = host_figures(host);
   return d;
 }
@@ -291,54 +414,85 @@ SweepDocument analyse_sweep(std::string target, std::string started_at, LoadPara
                       level.ranges.throughput_rps.median, level.ranges.latency_ns.p99.median});
     if (run.open_loop() && !kept_schedule(level.median)) {
       d.warnings.push_back(fmt::format(
-          "rate {:.0f} req/s: achieved only {:.1f} req/s; the client could not keep the schedule "
-          "(raise -c or -t), so this level did not offer its target rate",
-          run.target_rate_rps, run.achieved_rate_rps()));
+          "rate {:.0f} req/s: achieved only {:.1f} req/s; {}, so this level did not offer its "
+          "target rate",
+          run.target_rate_rps, run.achieved_rate_rps(), shortfall_cause(level.median)));
     }
     const LittleFigures& little = level.little;
     const double n_eff = little.x_times_mean_r.value_or(NAN);
+    const std::string name = run.open_loop() ? fmt::format("rate {:.0f} req/s", run.target_rate_rps)
+                                             : fmt::format("concurrency {}", run.connections);
     if (level.little_flagged) {
       d.warnings.push_back(fmt::format(
-          "Little's law: at concurrency {} X * mean R = {:.2f} is below 0.9 N: the client did "
-          "not keep N requests in flight (client-bound, connect failures, or errors)",
-          run.connections, n_eff));
+          "Little's law: at {} X * mean R = {:.2f} is below 0.9 N: the client did not keep N "
+          "requests in flight (client-bound, connect failures, or errors)",
+          name, n_eff));
     } else if (!little.holds && run.stats.latency_ns.count() > 0 && run.open_loop()) {
       d.warnings.push_back(fmt::format(
-          "at rate {:.0f} req/s the mean number in the system ({:.2f}) differs from X * mean R "
-          "({:.2f}) by more than 5%: not a steady state, the queue grew during the level",
-          run.target_rate_rps, run.mean_in_system(), n_eff));
+          "at {} the mean number in the system ({:.2f}) differs from X * mean R ({:.2f}) by more "
+          "than 5%: not a steady state, the queue grew during the level",
+          name, run.mean_in_system(), n_eff));
     } else if (!little.holds && run.stats.latency_ns.count() > 0) {
       d.warnings.push_back(fmt::format(
-          "Little's law: at concurrency {} X * mean R = {:.2f} differs from N by more than 5%",
-          run.connections, n_eff));
+          "Little's law: at {} X * mean R = {:.2f} differs from N by more than 5%", name, n_eff));
     }
-    if (level.saturated && level.saturated->resource == "client") {
-      d.warnings.push_back(fmt::format(
-          "client-bound at concurrency {}: these numbers measure knee, not the server ({})",
-          run.connections, level.saturated->detail));
+    if (level.saturated &&
+        (level.saturated->resource == "client" || level.saturated->resource == "unreachable")) {
+      d.warnings.push_back(fmt::format("at {}: {}", name, level.saturated->detail));
+    }
+    if (level.saturated) {
+      for (const std::string& w : level.saturated->warnings) {
+        d.warnings.push_back(fmt::format("at {}: {}", name, w));
+      }
     }
     if (run.stats.completed == 0) {
       d.warnings.push_back(fmt::format(
-          "no response at concurrency {}: nothing completed in its measured phase (see errors; "
-          "connects that never finished count as connect errors)",
-          run.connections));
+          "no response at {}: nothing completed in its measured phase (see errors; connects "
+          "that never finished count as connect errors)",
+          name));
+    }
+    const Range& x = level.ranges.throughput_rps;
+    if (level.repeats > 1 && x.min > 0 && x.max > 1.25 * x.min) {
+      d.warnings.push_back(fmt::format(
+          "at {} the {} repeats' throughput spread {:.2f}x ({:.0f}-{:.0f} req/s), more than "
+          "1.25x: the level's median is weak (a noisy host, or a server that changes state); "
+          "rerun on a quieter host",
+          name, level.repeats, x.max / x.min, x.min, x.max));
     }
     if (run.stats.total_errors() > 0) {
-      d.warnings.push_back(fmt::format("errors at concurrency {}: {} (see errors per level)",
-                                       run.connections, run.stats.total_errors()));
+      std::string kinds;
+      for (const auto& [kind, count] : level.median.errors) {
+        if (count > 0) kinds += fmt::format("{}{} x{}", kinds.empty() ? "" : ", ", kind, count);
+      }
+      d.warnings.push_back(fmt::format("errors at {}: {}", name, kinds));
     }
   }
-  const analysis::KneeVerdict knee =
+  analysis::KneeVerdict knee =
       analysis::find_knee(points, 0.10, 1.5, open ? "rate" : "concurrency");
-  d.knee.index = knee.index;
-  d.knee.summary = knee.summary;
   d.knee.rule = knee.rule;
   for (double g : knee.gain_per_doubling) d.knee.gain_per_doubling.push_back(known(g));
+  d.knee.noisy_index = knee.noisy_index;
+  if (open && !knee.index) {
+    // The open loop's own question: the first rate the server fell behind.
+    analysis::KneeVerdict by_rate = analysis::find_rate_knee(points);
+    d.knee.rule += "; else " + by_rate.rule;
+    if (by_rate.index) {
+      knee.index = by_rate.index;
+      knee.overloaded_index = by_rate.overloaded_index;
+      knee.summary = by_rate.summary;
+    }
+  }
+  d.knee.index = knee.index;
+  d.knee.summary = knee.summary;
   if (knee.index) {
     const LevelFigures& at = d.levels[*knee.index];
     if (at.median.open) d.knee.rate_rps = at.median.open->target_rate_rps;
     d.knee.concurrency = at.median.concurrency;
-    if (at.saturated) d.knee.saturated = at.saturated->resource;
+    const size_t verdict_at = knee.overloaded_index.value_or(*knee.index);
+    d.knee.saturated_index = verdict_at;
+    if (d.levels[verdict_at].saturated) {
+      d.knee.saturated = d.levels[verdict_at].saturated->resource;
+    }
   }
   std::vector<analysis::ThroughputPoint> xs;
   for (const analysis::LevelPoint& p : points) xs.push_back({p.concurrency, p.throughput_rps});

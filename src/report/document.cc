@@ -197,7 +197,36 @@ void describe(Io& io, OpenLoopFigures& o) {
   io("send_lag_ns", o.send_lag_ns);
   io("late", o.late);
   io("max_backlog", o.max_backlog);
+  io("pool_full_share", o.pool_full_share);
   io("mean_in_system", o.mean_in_system);
+}
+
+template <class Io>
+void describe(Io& io, WarmupFigures& w) {
+  io.omittable("scheduled", w.scheduled);
+  io("sent", w.sent);
+  io.omittable("never_sent", w.never_sent);
+  io("completed", w.completed);
+  io("failed", w.failed);
+  io("aborted", w.aborted);
+  io("carried_over", w.carried_over);
+  io("errors", w.errors);
+}
+
+template <class Io>
+void describe(Io& io, UnreachableFigures& u) {
+  io("since_s", u.since_s);
+  io("connect_failures", u.connect_failures);
+}
+
+template <class Io>
+void describe(Io& io, ByteFigures& b) {
+  io("sent", b.sent);
+  io("received", b.received);
+  io("received_body", b.received_body);
+  io("received_headers", b.received_headers);
+  io("sent_per_s", b.sent_per_s);
+  io("received_per_s", b.received_per_s);
 }
 
 template <class Io>
@@ -210,7 +239,12 @@ void describe(Io& io, RunFigures& r) {
   io("sent", r.sent);
   io("aborted", r.aborted);
   io("reconnects", r.reconnects);
-  io("warmup_requests", r.warmup_requests);
+  io("warmup", r.warmup);
+  io("bytes", r.bytes);
+  io("tcp_retransmits", r.tcp_retransmits);
+  io("split_responses", r.split_responses);
+  io("split_gap_mean_ns", r.split_gap_mean_ns);
+  io.omittable("unreachable", r.unreachable);
   io("duration_s", r.duration_s);
   io("throughput_rps", r.throughput_rps);
   io("latency_ns", r.latency_ns);
@@ -259,6 +293,7 @@ void describe(Io& io, SaturatedFigures& s) {
   io("detail", s.detail);
   io("evidence", s.evidence);
   io("rule", s.rule);
+  io.omit_empty("warnings", s.warnings);
 }
 
 template <class Io>
@@ -271,6 +306,7 @@ void describe(Io& io, LevelFigures& l) {
   io("little", l.little);
   io("little_flagged", l.little_flagged);
   io.nullable("saturated", l.saturated);
+  io("notes", l.notes);
 }
 
 template <class Io>
@@ -292,7 +328,6 @@ void describe(Io& io, RunDocument& d) {
   io("target", d.target);
   io("started_at", d.started_at);
   io("params", d.params);
-  io("notes", d.notes);
   io("host", d.host);
 }
 
@@ -305,6 +340,8 @@ void describe(Io& io, KneeFigures& k) {
   io("rule", k.rule);
   io("gain_per_doubling", k.gain_per_doubling);
   io.nullable("saturated", k.saturated);
+  io.omittable("saturated_index", k.saturated_index);
+  io.omittable("noisy_index", k.noisy_index);
 }
 
 template <class Io>
@@ -778,38 +815,88 @@ void migrate_v1_run(json& r) {
   if (!r.contains("never_sent")) r["never_sent"] = 0;
 }
 
+// Versions 1 and 2 knew only the warm-up's completed requests, no bytes, retransmits or pool
+// waits, and one eof kind.
+void migrate_v2_counts(json& r) {
+  if (!r.is_object()) return;
+  if (!r.contains("warmup")) {
+    const json completed = r.contains("warmup_requests") ? r["warmup_requests"] : json(0);
+    r["warmup"] = json{{"sent", completed}, {"completed", completed}, {"failed", 0},
+                       {"aborted", 0},      {"carried_over", 0},      {"errors", json::object()}};
+  }
+  if (!r.contains("bytes")) {
+    r["bytes"] = json{{"sent", 0},          {"received", 0},
+                      {"received_body", 0}, {"received_headers", 0},
+                      {"sent_per_s", 0.0},  {"received_per_s", 0.0}};
+  }
+  if (!r.contains("tcp_retransmits")) r["tcp_retransmits"] = 0;
+  if (!r.contains("split_responses")) r["split_responses"] = 0;
+  if (!r.contains("split_gap_mean_ns")) r["split_gap_mean_ns"] = 0.0;
+  if (r.contains("target_rate_rps") && !r.contains("pool_full_share")) r["pool_full_share"] = 0.0;
+  if (r.contains("errors") && r["errors"].is_object() && r["errors"].contains("eof_mid_response")) {
+    r["errors"]["eof_mid_body"] = r["errors"]["eof_mid_response"];
+    r["errors"]["eof_mid_headers"] = 0;
+    r["errors"].erase("eof_mid_response");
+  }
+}
+
 void migrate_v1_level(json& l) {
   migrate_v1_run(l);
-  if (l.is_object() && l.contains("runs") && l["runs"].is_array()) {
-    for (json& r : l["runs"]) {
-      if (l.contains("target_rate_rps") && r.is_object() && !r.contains("target_rate_rps")) {
-        // v1 repeats carried no open-loop fields: give them the level's shape.
-        for (const char* k :
-             {"target_rate_rps", "achieved_rate_rps", "service_time_ns", "send_lag_ns", "late",
-              "max_backlog", "mean_in_system", "scheduled", "never_sent"}) {
-          if (l.contains(k)) r[k] = l[k];
-        }
-        if (r.contains("concurrency")) {
-          r["max_connections"] = r["concurrency"];
-          r.erase("concurrency");
-        }
-      } else {
-        migrate_v1_run(r);
+  if (!l.is_object() || !l.contains("runs") || !l["runs"].is_array()) return;
+  for (json& r : l["runs"]) {
+    if (l.contains("target_rate_rps") && r.is_object() && !r.contains("target_rate_rps")) {
+      // v1 repeats carried no open-loop fields: give them the level's shape.
+      for (const char* k :
+           {"target_rate_rps", "achieved_rate_rps", "service_time_ns", "send_lag_ns", "late",
+            "max_backlog", "mean_in_system", "scheduled", "never_sent"}) {
+        if (l.contains(k)) r[k] = l[k];
       }
+      if (r.contains("concurrency")) {
+        r["max_connections"] = r["concurrency"];
+        r.erase("concurrency");
+      }
+    } else {
+      migrate_v1_run(r);
+    }
+  }
+}
+
+void migrate_v2_level(json& l) {
+  migrate_v2_counts(l);
+  if (l.is_object() && !l.contains("notes")) l["notes"] = json::array();
+  if (l.is_object() && l.contains("runs") && l["runs"].is_array()) {
+    for (json& r : l["runs"]) migrate_v2_counts(r);
+  }
+}
+
+// Applies `migrate` to the run, or to every level of the sweep.
+std::string kind_text(const json& j) {
+  const auto k = j.find("kind");
+  return k != j.end() && k->is_string() ? k->get<std::string>() : "";
+}
+
+// Applies `migrate` to the run, to every level of the sweep, or to every scenario's run.
+template <class F>
+void for_each_level(json& j, F migrate) {
+  const std::string kind = kind_text(j);
+  if (kind == "run") migrate(j);
+  if (kind == "sweep" && j.contains("levels") && j["levels"].is_array()) {
+    for (json& l : j["levels"]) migrate(l);
+  }
+  if (kind == "scenarios" && j.contains("scenarios") && j["scenarios"].is_object()) {
+    for (auto& [name, run] : j["scenarios"].items()) {
+      (void)name;
+      migrate(run);
     }
   }
 }
 
 void migrate_v1(json& j) {
-  const auto k = j.find("kind");
-  const std::string kind = k != j.end() && k->is_string() ? k->get<std::string>() : "";
-  if (kind == "run") migrate_v1_level(j);
-  if (kind == "sweep" && j.contains("levels") && j["levels"].is_array()) {
-    for (json& l : j["levels"]) migrate_v1_level(l);
-    if (j.contains("knee") && j["knee"].is_object() && !j["levels"].empty() &&
-        j["levels"][0].is_object() && j["levels"][0].contains("target_rate_rps")) {
-      j["knee"]["concurrency"] = nullptr;
-    }
+  for_each_level(j, migrate_v1_level);
+  if (kind_text(j) == "sweep" && j.contains("knee") && j["knee"].is_object() &&
+      j.contains("levels") && j["levels"].is_array() && !j["levels"].empty() &&
+      j["levels"][0].is_object() && j["levels"][0].contains("target_rate_rps")) {
+    j["knee"]["concurrency"] = nullptr;
   }
 }
 
@@ -869,6 +956,7 @@ Result<Document> from_json(const json& in, const std::string& label) {
     return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
   };
   if (v == 1) migrate_v1(j);
+  if (v <= 2) for_each_level(j, migrate_v2_level);
   const std::string kind = text_at("kind");
   const std::string model = text_at("model");
   if (kind == "run") return read_as<RunDocument>(j, label);

@@ -8,9 +8,11 @@
 // `schema_version` (kSchemaVersion) and `kind`. Reading checks both and, where a command needs a
 // particular mode, the mode, and says in one line what the file is and what was needed
 // ("b.json is an open-loop sweep; `model usl` needs a closed-loop sweep or a CSV of
-// concurrency,throughput"). A schema_version 1 file (knee before the `max_connections` and
-// `scheduled` fields) is read with its open-loop levels migrated: `concurrency` becomes
-// `max_connections`, and `sent` (which meant intended arrivals) becomes `scheduled`.
+// concurrency,throughput"). Older files are read migrated: in a schema_version 1 file (knee
+// before the `max_connections` and `scheduled` fields) an open-loop level's `concurrency` becomes
+// `max_connections` and `sent` (which meant intended arrivals) becomes `scheduled`; in versions 1
+// and 2 the counts version 3 added (warm-up accounting, bytes, eof kinds, retransmits, pool
+// waits, per-level notes) read as what those files knew: warm-up completions only, zeros.
 //
 // Equality: documents compare field by field (defaulted ==), so from_json(to_json(x)) == x is
 // testable; unknown figures are empty optionals, never NaN.
@@ -34,8 +36,10 @@ namespace knee::report {
 
 // Version 2: open-loop levels carry `max_connections` (not `concurrency`), `sent` means written
 // to a socket in both loops and open loop adds `scheduled` and `never_sent`; every document
-// carries schema_version.
-inline constexpr int kSchemaVersion = 2;
+// carries schema_version. Version 3: `warmup` (an object, was `warmup_requests`), `bytes`,
+// `tcp_retransmits`, `unreachable`, `pool_full_share`, eof_mid_headers/eof_mid_body (was
+// eof_mid_response), notes and saturation warnings per level.
+inline constexpr int kSchemaVersion = 3;
 
 enum class LoopMode : uint8_t { kClosed, kOpen };
 std::string_view to_text(LoopMode m);  // "closed", "open"
@@ -137,8 +141,36 @@ struct OpenLoopFigures {
   LatencySummary send_lag_ns;
   uint64_t late = 0;
   uint64_t max_backlog = 0;
+  // Share of the measured phase in which every connection of the pool was busy, 0..1.
+  double pool_full_share = 0;
   double mean_in_system = 0;
   bool operator==(const OpenLoopFigures&) const = default;
+};
+
+// The target stopped answering: its last connect or response, in s from the measured phase's
+// start, and the connects that failed after it.
+struct UnreachableFigures {
+  double since_s = 0;
+  uint64_t connect_failures = 0;
+  bool operator==(const UnreachableFigures&) const = default;
+};
+
+// The warm-up's requests (core/run_stats.h WarmupStats): counted apart, never dropped.
+struct WarmupFigures {
+  uint64_t sent = 0, completed = 0, failed = 0, aborted = 0, carried_over = 0;
+  std::optional<uint64_t> scheduled, never_sent;  // open loop
+  std::map<std::string, uint64_t> errors;         // failures by kind (non-zero ones)
+  bool operator==(const WarmupFigures&) const = default;
+};
+
+// Bytes of the measured requests.
+struct ByteFigures {
+  uint64_t sent = 0;
+  uint64_t received = 0;          // everything read for them
+  uint64_t received_body = 0;     // of that, decoded body payload
+  uint64_t received_headers = 0;  // the rest: status lines, fields, interim responses, framing
+  double sent_per_s = 0, received_per_s = 0;  // over the measured phase
+  bool operator==(const ByteFigures&) const = default;
 };
 
 // What one run measured (one repeat of a run or of a sweep level).
@@ -151,7 +183,16 @@ struct RunFigures {
   uint64_t sent = 0;
   uint64_t aborted = 0;
   uint64_t reconnects = 0;
-  uint64_t warmup_requests = 0;
+  WarmupFigures warmup;
+  ByteFigures bytes;
+  uint64_t tcp_retransmits = 0;  // segments retransmitted on knee's connections (TCP_INFO)
+  // Responses whose last part came 30..220 ms after the rest (the Nagle / delayed-ACK stall,
+  // core::RunStats::split_responses) and the mean of those gaps, ns (0 when none).
+  uint64_t split_responses = 0;
+  double split_gap_mean_ns = 0;
+  // Set when connects failed from some point to the end of the phase, for at least 1 s and a
+  // tenth of it (report/analyse.cc).
+  std::optional<UnreachableFigures> unreachable;
   double duration_s = 0;
   double throughput_rps = 0;
   LatencySummary latency_ns;
@@ -197,10 +238,12 @@ struct LittleFigures {
 };
 
 struct SaturatedFigures {
-  std::string resource;  // client, cpu, disk, network, none
+  std::string resource;  // unreachable, client, cpu, disk, network, pool, none
   std::string detail;
   std::vector<std::string> evidence;
   std::string rule;
+  // What weakens the level without being its verdict (host contention, an unknown server CPU).
+  std::vector<std::string> warnings;
   bool operator==(const SaturatedFigures&) const = default;
 };
 
@@ -215,6 +258,9 @@ struct LevelFigures {
   LittleFigures little;
   bool little_flagged = false;
   std::optional<SaturatedFigures> saturated;  // when the host was sampled
+  // How to read this level, in plain words (report::run_notes: a stall hidden by the closed
+  // loop, a schedule not kept, a phase that sent nothing).
+  std::vector<std::string> notes;
   bool operator==(const LevelFigures&) const = default;
 };
 
@@ -232,11 +278,10 @@ struct LoadParams {
 // ---- the documents ----
 
 struct RunDocument {
-  LevelFigures level;
+  LevelFigures level;  // its notes are the run's
   std::string target;  // what was measured, in words
   std::string started_at;
   LoadParams params;
-  std::vector<std::string> notes;
   HostFigures host;
   bool operator==(const RunDocument&) const = default;
 };
@@ -248,6 +293,11 @@ struct KneeFigures {
   std::string summary, rule;
   std::vector<std::optional<double>> gain_per_doubling;
   std::optional<std::string> saturated;
+  // The level whose verdict `saturated` is: the knee's own, or (an open-loop sweep's rate knee)
+  // the first level that fell behind its rate.
+  std::optional<size_t> saturated_index;
+  // A level that made a knee candidate fail to hold (analysis::find_knee).
+  std::optional<size_t> noisy_index;
   bool operator==(const KneeFigures&) const = default;
 };
 

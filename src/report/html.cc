@@ -223,7 +223,7 @@ PageInput page_input(const RunDocument& d) {
   p.params = &d.params;
   p.host = &d.host;
   p.levels.push_back(level_of(d.level));
-  p.warnings = d.notes;
+  p.warnings = d.level.notes;
   return p;
 }
 
@@ -598,11 +598,16 @@ std::vector<std::string> sweep_verdicts(const PageInput& page) {
   std::vector<std::string> v;
   v.push_back(doc.knee.summary);
   if (!levels.empty()) {
-    const size_t at = page.knee ? *page.knee : levels.size() - 1;
+    size_t at = page.knee ? *page.knee : levels.size() - 1;
+    const char* where = page.knee ? "at the knee" : "at the last level";
+    if (page.knee && doc.knee.saturated_index && *doc.knee.saturated_index != *page.knee &&
+        *doc.knee.saturated_index < levels.size()) {
+      at = *doc.knee.saturated_index;
+      where = "where the server fell behind";
+    }
     if (!levels[at].saturated.empty()) {
-      v.push_back(fmt::format(
-          "saturated resource {} ({}): {}: {}", page.knee ? "at the knee" : "at the last level",
-          level_name(levels[at]), levels[at].saturated, levels[at].saturated_detail));
+      v.push_back(fmt::format("saturated resource {} ({}): {}: {}", where, level_name(levels[at]),
+                              levels[at].saturated, levels[at].saturated_detail));
     }
   }
   if (doc.usl) {

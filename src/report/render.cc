@@ -29,6 +29,45 @@ std::string errors_text(const RunFigures& r) {
   return out;
 }
 
+// "812 B", "1.50 KiB", "23.84 MiB", "1.02 GiB": binary units, as wrk's Transfer/sec.
+std::string bytes_text(double b) {
+  if (b < 1024) return fmt::format("{:.0f} B", b);
+  if (b < 1024.0 * 1024) return fmt::format("{:.2f} KiB", b / 1024);
+  if (b < 1024.0 * 1024 * 1024) return fmt::format("{:.2f} MiB", b / (1024.0 * 1024));
+  return fmt::format("{:.2f} GiB", b / (1024.0 * 1024 * 1024));
+}
+
+// Counts by kind, "timeout x2, eof_mid_body x1"; "" when there are none.
+std::string kinds_text(const std::map<std::string, uint64_t>& by_kind) {
+  std::string out;
+  for (const auto& [kind, count] : by_kind) {
+    if (count == 0) continue;
+    out += fmt::format("{}{} x{}", out.empty() ? "" : ", ", kind, count);
+  }
+  return out;
+}
+
+std::string warmup_text(const WarmupFigures& w) {
+  std::string out = "  warm-up      ";
+  if (w.scheduled) {
+    out += fmt::format("{} scheduled, {} never sent; ", *w.scheduled, w.never_sent.value_or(0));
+  }
+  out += fmt::format("{} sent: {} completed, {} failed", w.sent, w.completed, w.failed);
+  const std::string kinds = kinds_text(w.errors);
+  if (!kinds.empty()) out += " (" + kinds + ")";
+  out += fmt::format(", {} aborted; {} carried over into the measured phase\n", w.aborted,
+                     w.carried_over);
+  return out;
+}
+
+std::string transfer_text(const ByteFigures& b) {
+  return fmt::format("  transfer     {}/s received, {}/s sent ({} in, {} of it body; {} out)\n",
+                     bytes_text(b.received_per_s), bytes_text(b.sent_per_s),
+                     bytes_text(static_cast<double>(b.received)),
+                     bytes_text(static_cast<double>(b.received_body)),
+                     bytes_text(static_cast<double>(b.sent)));
+}
+
 std::string percentiles_ms(const LatencySummary& h) {
   if (h.count == 0) return "none";
   return fmt::format("p50 {:.3f}  p99 {:.3f}  p99.9 {:.3f}  max {:.3f}",
@@ -125,8 +164,13 @@ std::string render_run_text(const RunDocument& doc) {
         k);
   }
   if (r.interrupted) out += "  INTERRUPTED: the run was stopped early; figures cover part of it\n";
-  out += fmt::format("  requests     {} completed ({} ok), {} failed, {} aborted, {} reconnects\n",
-                     r.requests, r.ok, r.request_failures(), r.aborted, r.reconnects);
+  out += "  requests     ";
+  if (r.open) {
+    out += fmt::format("{} scheduled, {} never sent; ", r.open->scheduled, r.open->never_sent);
+  }
+  out += fmt::format("{} sent: {} completed ({} ok), {} failed, {} aborted; {} reconnects\n",
+                     r.sent, r.requests, r.ok, r.request_failures(), r.aborted, r.reconnects);
+  if (r.warmup.sent > 0 || r.warmup.scheduled.value_or(0) > 0) out += warmup_text(r.warmup);
   out += fmt::format("  throughput   {} req/s\n", ranged(level.ranges.throughput_rps, k, 1, 1));
   const LatencyRanges& lr = level.ranges.latency_ns;
   if (h.count > 0) {
@@ -141,6 +185,7 @@ std::string render_run_text(const RunDocument& doc) {
     out += "  latency      no successful response\n";
   }
   out += fmt::format("  errors       {}\n", errors_text(r));
+  out += transfer_text(r.bytes);
   if (r.open) out += open_loop_text(r);
   const LittleFigures& little = level.little;
   if (r.open) {
@@ -169,8 +214,9 @@ std::string render_run_text(const RunDocument& doc) {
   if (level.saturated) {
     out +=
         fmt::format("  saturated    {}: {}\n", level.saturated->resource, level.saturated->detail);
+    for (const std::string& w : level.saturated->warnings) out += fmt::format("  warning: {}\n", w);
   }
-  for (const std::string& note : doc.notes) out += fmt::format("  note: {}\n", note);
+  for (const std::string& note : level.notes) out += fmt::format("  note: {}\n", note);
   return out;
 }
 
@@ -180,21 +226,31 @@ std::string render_sweep_text(const SweepDocument& doc) {
   if (doc.target != doc.params.url) out += fmt::format("  target: {}\n", doc.target);
   const bool open = doc.mode() == LoopMode::kOpen;
   out += fmt::format(
-      "  {} levels, {}, {:.2f} s measured after {:.2f} s warm-up each, {} "
+      "  {} level{}, {}, {:.2f} s measured after {:.2f} s warm-up each, {} "
       "client thread{}{}\n\n",
-      doc.levels.size(), open ? "open loop (latency from the intended send)" : "closed loop",
-      doc.params.duration_s, doc.params.warmup_s, doc.params.threads,
-      doc.params.threads == 1 ? "" : "s",
+      doc.levels.size(), doc.levels.size() == 1 ? "" : "s",
+      open ? "open loop (latency from the intended send)" : "closed loop", doc.params.duration_s,
+      doc.params.warmup_s, doc.params.threads, doc.params.threads == 1 ? "" : "s",
       doc.params.repeats > 1
           ? fmt::format(", {} repeats per level: median (min-max)", doc.params.repeats)
           : "");
+  // One latency unit for the table, like wrk: microseconds when every level answered within 1 ms.
+  bool micro = true;
+  for (const LevelFigures& level : doc.levels) {
+    if (level.median.latency_ns.count > 0 && level.median.latency_ns.max >= 1'000'000)
+      micro = false;
+  }
+  const char* unit = micro ? "us" : "ms";
+  const double scale = micro ? 1e-3 : 1e-6;
+  const int decimals = micro ? 1 : 2;
+  const std::string median = fmt::format("median({})", unit), p99 = fmt::format("p99({})", unit),
+                    max = fmt::format("max({})", unit);
   std::vector<std::vector<std::string>> rows;
   if (open) {
-    rows.push_back({"rate(req/s)", "achieved", "requests", "throughput(req/s)", "median(ms)",
-                    "p99(ms)", "L in system", "X*meanR", "errors", "server CPU", "client CPU",
-                    "saturated"});
+    rows.push_back({"rate(req/s)", "achieved", "requests", "throughput(req/s)", median, p99, max,
+                    "L in system", "X*meanR", "errors", "server CPU", "client CPU", "saturated"});
   } else {
-    rows.push_back({"concurrency", "requests", "throughput(req/s)", "median(ms)", "p99(ms)",
+    rows.push_back({"concurrency", "requests", "throughput(req/s)", median, p99, max,
                     "X*meanR (=N?)", "errors", "server CPU", "client CPU", "saturated"});
   }
   for (size_t i = 0; i < doc.levels.size(); ++i) {
@@ -206,11 +262,18 @@ std::string render_sweep_text(const SweepDocument& doc) {
     std::string saturated = level.saturated ? level.saturated->resource : "-";
     const bool knee = doc.knee.index && *doc.knee.index == i;
     const LatencyRanges& lr = level.ranges.latency_ns;
+    // A level without a successful response has no latency to show.
+    const bool timed = r.latency_ns.count > 0;
+    const std::string p50_cell = timed ? ranged(lr.p50, k, scale, decimals) : "-";
+    const std::string p99_cell = timed ? ranged(lr.p99, k, scale, decimals) : "-";
+    const std::string max_cell =
+        timed ? fmt::format("{:.{}f}", static_cast<double>(r.latency_ns.max) * scale, decimals)
+              : "-";
     if (r.open) {
       rows.push_back({fmt::format("{:.0f}", r.open->target_rate_rps),
                       fmt::format("{:.0f}", r.open->achieved_rate_rps), std::to_string(r.requests),
-                      ranged(level.ranges.throughput_rps, k, 1, 0), ranged(lr.p50, k, 1e-6, 2),
-                      ranged(lr.p99, k, 1e-6, 2), fmt::format("{:.2f}", r.open->mean_in_system),
+                      ranged(level.ranges.throughput_rps, k, 1, 0), p50_cell, p99_cell, max_cell,
+                      fmt::format("{:.2f}", r.open->mean_in_system),
                       fmt::format("{:.2f}", r.throughput_rps * r.latency_ns.mean / 1e9),
                       std::to_string(r.total_errors()), server_cpu,
                       pct_text(100 * r.client_max_thread_cpu_demand),
@@ -218,24 +281,36 @@ std::string render_sweep_text(const SweepDocument& doc) {
       continue;
     }
     rows.push_back({std::to_string(connections_of(r)), std::to_string(r.requests),
-                    ranged(level.ranges.throughput_rps, k, 1, 0), ranged(lr.p50, k, 1e-6, 2),
-                    ranged(lr.p99, k, 1e-6, 2),
-                    fmt::format("{:.2f}", level.little.x_times_mean_r.value_or(NAN)),
+                    ranged(level.ranges.throughput_rps, k, 1, 0), p50_cell, p99_cell, max_cell,
+                    timed ? fmt::format("{:.2f}", level.little.x_times_mean_r.value_or(NAN)) : "-",
                     std::to_string(r.total_errors()), server_cpu,
                     pct_text(100 * r.client_max_thread_cpu_demand),
                     saturated + (knee ? "  <- knee" : "")});
   }
   out += render_table(rows);
+  for (const LevelFigures& level : doc.levels) {
+    for (const std::string& note : level.notes) {
+      out += fmt::format("note at {}: {}\n",
+                         level.median.open
+                             ? fmt::format("rate {:.0f} req/s", level.median.open->target_rate_rps)
+                             : fmt::format("concurrency {}", connections_of(level.median)),
+                         note);
+    }
+  }
   out += "\n";
   out += fmt::format("knee: {}\n", doc.knee.summary);
   out += fmt::format("  rule: {}\n", doc.knee.rule);
   if (!doc.levels.empty()) {
-    const size_t at = doc.knee.index ? *doc.knee.index : doc.levels.size() - 1;
-    const LevelFigures& level = doc.levels[at];
+    const size_t at =
+        doc.knee.saturated_index.value_or(doc.knee.index ? *doc.knee.index : doc.levels.size() - 1);
+    const LevelFigures& level = doc.levels[at < doc.levels.size() ? at : doc.levels.size() - 1];
     if (level.saturated) {
       const RunFigures& run = level.median;
-      out += fmt::format("saturated resource {} ({}): {}: {}\n",
-                         doc.knee.index ? "at the knee" : "at the last level",
+      const char* where = !doc.knee.index ? "at the last level"
+                          : doc.knee.saturated_index && *doc.knee.saturated_index != *doc.knee.index
+                              ? "where the server fell behind"
+                              : "at the knee";
+      out += fmt::format("saturated resource {} ({}): {}: {}\n", where,
                          open ? fmt::format("rate {:.0f} req/s", run.open->target_rate_rps)
                               : fmt::format("concurrency {}", connections_of(run)),
                          level.saturated->resource, level.saturated->detail);

@@ -138,5 +138,74 @@ TEST(FindKnee, ZeroP99NeverQualifies) {
   EXPECT_NEAR(v.gain_per_doubling[0], 0.01, 1e-12);
 }
 
+// ---- a knee must hold
+
+// Regression (issue 11): one 0.4 s host stall at N = 4 produced "knee at concurrency 2" while
+// 8..64 went on to 1678-4676 req/s.
+TEST(FindKnee, AKneeThatALaterLevelBeatsByMoreThanTenPercentIsNoStableKnee) {
+  const std::vector<LevelPoint> points = {
+      {1, 850, 2 * kMs},   {2, 1600, 2.2 * kMs}, {4, 1550, 400 * kMs}, {8, 1678, 5 * kMs},
+      {16, 3000, 6 * kMs}, {32, 4200, 8 * kMs},  {64, 4676, 11 * kMs}};
+  const KneeVerdict v = find_knee(points);
+  EXPECT_FALSE(v.index.has_value());
+  ASSERT_TRUE(v.noisy_index.has_value());
+  EXPECT_EQ(*v.noisy_index, 2u);  // concurrency 4, the level that dipped
+  EXPECT_EQ(v.summary,
+            "no stable knee: the rule matched at concurrency 2, but concurrency 64 later reached "
+            "4676 req/s, 2.92x its 1600 req/s, so that knee did not hold: concurrency 4 looks "
+            "noisy (a stall or a busy host); rerun it with --repeat 3 or on a quieter host");
+  EXPECT_NE(v.rule.find("no level after the next beats X[i] by more than 10%"), std::string::npos);
+}
+
+TEST(FindKnee, TheNextCandidateThatHoldsIsTheKneeAndTheNoisyOneIsNamed) {
+  std::vector<LevelPoint> points = seed_000_table();
+  points[2] = {4, 470, 20 * kMs};  // a stall at 4: flat from 2, p99 4x
+  const KneeVerdict v = find_knee(points);
+  ASSERT_TRUE(v.index.has_value());
+  EXPECT_EQ(*v.index, 5u);  // 32, as without the stall
+  EXPECT_EQ(v.noisy_index, 2u);
+  EXPECT_EQ(v.summary.rfind("knee at concurrency 32: going to 64 gains 5.9%", 0), 0u) << v.summary;
+  EXPECT_NE(v.summary.find("; earlier, the rule matched at concurrency 2"), std::string::npos)
+      << v.summary;
+}
+
+// A plateau that holds (the next levels within 10 %) stays the knee.
+TEST(FindKnee, APlateauWithinTheMarginHolds) {
+  const std::vector<LevelPoint> points = {
+      {1, 100, 1 * kMs}, {2, 200, 1 * kMs}, {4, 205, 2 * kMs}, {8, 215, 4 * kMs}};
+  const KneeVerdict v = find_knee(points);
+  ASSERT_TRUE(v.index.has_value());
+  EXPECT_EQ(*v.index, 1u);  // 215 < 1.1 * 200
+  EXPECT_FALSE(v.noisy_index.has_value());
+}
+
+// ---- the open loop's knee
+
+// Regression (issue 11): a rate sweep whose p99 grew 149x while the server fell behind had no
+// knee: throughput still rose 23% per doubling of the rate.
+TEST(FindRateKnee, TheLastRateBeforeTheServerFellBehindIsTheKnee) {
+  const std::vector<LevelPoint> points = {{500, 500, 1.2 * kMs},
+                                          {1000, 1000, 1.3 * kMs},
+                                          {2000, 1990, 1.2 * kMs},
+                                          {4000, 2450, 178.8 * kMs}};
+  EXPECT_FALSE(find_knee(points, 0.10, 1.5, "rate").index.has_value());
+  const KneeVerdict v = find_rate_knee(points);
+  ASSERT_TRUE(v.index.has_value());
+  EXPECT_EQ(*v.index, 2u);
+  EXPECT_EQ(v.overloaded_index, 3u);
+  EXPECT_EQ(v.summary,
+            "knee at rate 2000: at rate 4000 the server completed 2450 req/s (61% of the offered "
+            "rate) while p99 grew 149.0x (1.20 -> 178.80 ms)");
+}
+
+TEST(FindRateKnee, AServerThatKeepsUpHasNoRateKnee) {
+  const std::vector<LevelPoint> points = {
+      {500, 500, 1.2 * kMs}, {1000, 999, 1.3 * kMs}, {2000, 1995, 4 * kMs}};
+  EXPECT_FALSE(find_rate_knee(points).index.has_value());
+  // Behind its rate but with latency in check (a client-side shortfall): not the server's knee.
+  const std::vector<LevelPoint> short_of_rate = {{500, 500, 1.2 * kMs}, {1000, 700, 1.3 * kMs}};
+  EXPECT_FALSE(find_rate_knee(short_of_rate).index.has_value());
+}
+
 }  // namespace
 }  // namespace knee::analysis

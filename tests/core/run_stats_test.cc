@@ -43,7 +43,7 @@ TEST(RunStats, ConnectAndStatusErrorsAreNotRequestFailures) {
   s.count_error(ErrorKind::kConnect, "ECONNREFUSED");
   s.count_error(ErrorKind::kStatus, "503");
   s.count_error(ErrorKind::kTimeout, "");
-  s.count_error(ErrorKind::kEofMidResponse, "EOF");
+  s.count_error(ErrorKind::kEofMidBody, "EOF");
   EXPECT_EQ(s.request_failures(), 2u);
   EXPECT_EQ(s.total_errors(), 4u);
   EXPECT_EQ(s.causes.at("connect: ECONNREFUSED"), 1u);

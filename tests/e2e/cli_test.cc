@@ -76,7 +76,18 @@ INSTANTIATE_TEST_SUITE_P(
         BadInput{{"run", "http://127.0.0.1:1/", "-c", "100000000"}, "-c/--connections"},
         BadInput{{"sweep", "--json", "/nonexistent/dir/x.json"}, "--json"},
         BadInput{{"sweep", "http://127.0.0.1:1/", "--server-threads", "2"}, "--server-threads"},
-        BadInput{{"sweep", "--server-threads", "100000"}, "--server-threads"}));
+        BadInput{{"sweep", "--server-threads", "100000"}, "--server-threads"},
+        // Regressions (issue 11): flags that did nothing.
+        BadInput{{"run", "http://127.0.0.1:1/", "--server-pid", "999999999"}, "--server-pid"},
+        BadInput{{"sweep", "http://127.0.0.1:1/", "--server-pid", "999999999"}, "--server-pid"},
+        BadInput{{"run", "http://127.0.0.1:1/", "--arrival", "poisson"}, "--arrival"},
+        BadInput{{"run", "http://127.0.0.1:1/", "--seed", "7"}, "--seed"},
+        BadInput{{"run", "http://127.0.0.1:1/", "--strict"}, "--strict"},
+        BadInput{{"sweep", "http://127.0.0.1:1/", "--arrival", "poisson"}, "--arrival"},
+        BadInput{{"report", "x.hlog", "--from", "8", "--to", "5"}, "--from 8 --to 5"},
+        BadInput{{"report", "x.hlog", "--from", "-1"}, "--from"},
+        BadInput{{"run", "ftp://127.0.0.1:1/"}, "knee speaks http://"},
+        BadInput{{"sweep", "http://127.0.0.1:1/", "--levels", "1,100000"}, "--levels"}));
 
 TEST(Cli, UnreachableTargetExits1NamingUrlAndOsError) {
   int port;

@@ -136,7 +136,7 @@ TEST(ClosedLoop, WarmupSamplesAreDiscarded) {
   o.warmup = 300ms;
   auto r = run_load(o);
   ASSERT_TRUE(r) << r.status().message();
-  EXPECT_GT(r->stats.warmup_requests, 0u);
+  EXPECT_GT(r->stats.warmup.completed, 0u);
   EXPECT_GT(r->stats.ok(), 0u);
   EXPECT_EQ(static_cast<uint64_t>(r->stats.latency_ns.count()), r->stats.ok());
   EXPECT_LT(r->stats.latency_ns.max(), 30'000'000);

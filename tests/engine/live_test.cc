@@ -54,7 +54,7 @@ TEST(LiveProgress, SnapshotsFromSeveralWorkersGrowAndMatchTheResult) {
   const LiveSnapshot& last = seen.back();
   // Published figures lag the workers by at most one publish, never run ahead of the result.
   EXPECT_GT(last.responses, 0u);
-  EXPECT_LE(last.responses, r->stats.completed + r->stats.warmup_requests);
+  EXPECT_LE(last.responses, r->stats.completed + r->stats.warmup.completed);
   EXPECT_GT(last.errors, 0u);
   EXPECT_LE(last.errors, r->stats.total_errors());
   EXPECT_GT(last.latency_count, 0);

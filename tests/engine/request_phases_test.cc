@@ -137,10 +137,10 @@ TEST(RequestPhases, AServerThatClosesEarlyIsCountedAndTheNextAttemptGoesOn) {
   EXPECT_EQ(r->failed, 2);
   EXPECT_EQ(r->attempts[1].error_kind, "closed_before_response");
   EXPECT_EQ(r->attempts[1].error_cause, "EOF");
-  EXPECT_EQ(r->attempts[2].error_kind, "eof_mid_response");
+  EXPECT_EQ(r->attempts[2].error_kind, "eof_mid_body");
   EXPECT_TRUE(r->attempts[3].ok);
   EXPECT_EQ(r->errors.at("closed_before_response: EOF"), 1);
-  EXPECT_EQ(r->errors.at("eof_mid_response: EOF"), 1);
+  EXPECT_EQ(r->errors.at("eof_mid_body: EOF"), 1);
 }
 
 TEST(RequestPhases, ASilentServerIsATimeout) {

@@ -68,7 +68,14 @@ core::RunResult base_run(int concurrency, int64_t ok, double mean_ns) {
   s.completed = static_cast<uint64_t>(ok);
   s.sent = s.completed;
   s.status[200] = s.completed;
-  s.warmup_requests = s.completed / 2;
+  s.warmup.completed = s.completed / 2;
+  s.warmup.sent = s.warmup.completed + 1;
+  s.warmup.carried_over = 1;  // in flight when measuring began, answered after it
+  s.warmup.completed += 1;
+  s.warmup.sent = s.warmup.completed;
+  s.bytes_sent = s.completed * 92;
+  s.bytes_received = s.completed * 160;
+  s.bytes_received_body = s.completed * 66;
   s.loop_lag_ns.record(40'000, 90);
   s.loop_lag_ns.record(120'000, 10);
   s.client_wall_ns = 3'000'000'000;

@@ -45,6 +45,13 @@ ScriptedServer::~ScriptedServer() {
   ::close(listen_fd_);
 }
 
+void ScriptedServer::go_away() {
+  gone_ = true;
+  ::shutdown(listen_fd_, SHUT_RDWR);  // a listening socket shut down refuses new connects
+  std::lock_guard<std::mutex> lock(mu_);
+  for (int fd : open_fds_) ::shutdown(fd, SHUT_RDWR);
+}
+
 std::string ScriptedServer::url(const std::string& path) const {
   return "http://127.0.0.1:" + std::to_string(port_) + path;
 }
@@ -56,7 +63,7 @@ std::vector<std::string> ScriptedServer::targets() const {
 
 void ScriptedServer::accept_loop() {
   int conn = 0;
-  while (!stopping_) {
+  while (!stopping_ && !gone_) {
     pollfd p{listen_fd_, POLLIN, 0};
     if (::poll(&p, 1, 50) <= 0) continue;
     int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
@@ -72,7 +79,7 @@ void ScriptedServer::serve(int fd, int conn) {
   std::string buf;
   int request = 0;
   char chunk[4096];
-  while (!stopping_) {
+  while (!stopping_ && !gone_) {
     size_t end = buf.find("\r\n\r\n");
     if (end == std::string::npos) {
       pollfd p{fd, POLLIN, 0};
@@ -96,14 +103,19 @@ void ScriptedServer::serve(int fd, int conn) {
     }
     Action a = script_(conn, request++, head);
     if (a.kind == Action::Kind::kHang) {
-      while (!stopping_) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      while (!stopping_ && !gone_) std::this_thread::sleep_for(std::chrono::milliseconds(10));
       --in_flight_;
       break;
     }
     if (a.delay.count() > 0) std::this_thread::sleep_for(a.delay);
     --in_flight_;
     if (a.kind == Action::Kind::kClose) break;
-    ::send(fd, a.bytes.data(), a.bytes.size(), MSG_NOSIGNAL);
+    if (a.split_at > 0 && a.split_at < a.bytes.size()) {
+      ::send(fd, a.bytes.data(), a.split_at, MSG_NOSIGNAL);
+      ::send(fd, a.bytes.data() + a.split_at, a.bytes.size() - a.split_at, MSG_NOSIGNAL);
+    } else {
+      ::send(fd, a.bytes.data(), a.bytes.size(), MSG_NOSIGNAL);
+    }
     if (a.close_after) break;
   }
   ::shutdown(fd, SHUT_RDWR);  // closed by the destructor, after every thread has ended

@@ -19,6 +19,10 @@ struct Action {
   std::string bytes;                   // kRespond: the raw response
   std::chrono::milliseconds delay{0};  // before responding
   bool close_after = false;            // kRespond: close the connection after writing
+  // kRespond: write bytes[0, split_at) and the rest in two send() calls (0: one call). The
+  // server's sockets keep Nagle's algorithm on, so a small second write waits for the ACK of
+  // the first.
+  size_t split_at = 0;
 
   // Answers with `raw` after `delay`, then closes the connection when close_after.
   static Action respond(std::string raw, std::chrono::milliseconds delay = {},
@@ -27,6 +31,12 @@ struct Action {
     a.bytes = std::move(raw);
     a.delay = delay;
     a.close_after = close_after;
+    return a;
+  }
+  // Answers with `raw` in two writes, the first of `split_at` bytes (headers, then body).
+  static Action respond_split(std::string raw, size_t split_at) {
+    Action a = respond(std::move(raw));
+    a.split_at = split_at;
     return a;
   }
   // Closes the connection without answering.
@@ -59,6 +69,9 @@ class ScriptedServer {
   int max_in_flight() const { return max_in_flight_.load(); }
   int connections_accepted() const { return accepted_.load(); }
   std::vector<std::string> targets() const;
+  // The server goes away: it stops listening (connects are refused from now on) and closes
+  // every open connection.
+  void go_away();
 
  private:
   void accept_loop();
@@ -68,6 +81,7 @@ class ScriptedServer {
   int listen_fd_ = -1;
   int port_ = 0;
   std::atomic<bool> stopping_{false};
+  std::atomic<bool> gone_{false};
   std::atomic<int> in_flight_{0};
   std::atomic<int> max_in_flight_{0};
   std::atomic<int> accepted_{0};

@@ -1,0 +1,123 @@
+// report::analyse_run / analyse_sweep / run_notes on hand-made results: what the verdicts and
+// notes say for a target that went away, a run split by Nagle and delayed ACK, an open-loop
+// level held back by its pool, and repeats that disagree.
+#include "report/analyse.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace knee::report {
+namespace {
+
+bool any_contains(const std::vector<std::string>& lines, const std::string& needle) {
+  for (const std::string& l : lines) {
+    if (l.find(needle) != std::string::npos) return true;
+  }
+  return false;
+}
+
+// A closed-loop run of `seconds` at N = 4 with `ok` successful 1 ms responses.
+core::RunResult closed_run(double seconds, uint64_t ok) {
+  core::RunResult r;
+  r.connections = 4;
+  r.threads = 1;
+  r.duration_s = seconds;
+  r.stats.sent = ok;
+  r.stats.completed = ok;
+  r.stats.sent_in_phase = ok;
+  for (uint64_t i = 0; i < ok; ++i) r.stats.latency_ns.record(1'000'000);
+  return r;
+}
+
+// Regression (issue 11): the target stopped answering at 2.1 s of a 10 s run; that was reported
+// as a client that could not keep its schedule. Named even without host figures.
+TEST(Analyse, ATargetThatWentAwayIsUnreachableSinceItsLastAnswer) {
+  core::RunResult r = closed_run(10, 2000);
+  r.stats.last_ok_ns = 2'100'000'000;
+  r.stats.connect_failures_after_ok = 147968;
+  r.stats.count_error(core::ErrorKind::kConnect, "ECONNREFUSED");
+  const RunDocument d = analyse_run("http://127.0.0.1:9/", "now", {}, {r}, {});
+  ASSERT_TRUE(d.level.median.unreachable);
+  EXPECT_DOUBLE_EQ(d.level.median.unreachable->since_s, 2.1);
+  EXPECT_EQ(d.level.median.unreachable->connect_failures, 147968u);
+  ASSERT_TRUE(d.level.saturated);
+  EXPECT_EQ(d.level.saturated->resource, "unreachable");
+  EXPECT_EQ(d.level.saturated->detail,
+            "target unreachable since 2.1 s: 147968 connects failed after its last answer "
+            "(ECONNREFUSED)");
+}
+
+// A restart that came back, or a refused connect near the end, is not a target gone away.
+TEST(Analyse, ABriefOutageIsNotUnreachable) {
+  core::RunResult r = closed_run(10, 2000);
+  r.stats.last_ok_ns = 9'500'000'000;  // 0.5 s before the end: under 1 s
+  r.stats.connect_failures_after_ok = 3;
+  const RunDocument d = analyse_run("http://127.0.0.1:9/", "now", {}, {r}, {});
+  EXPECT_FALSE(d.level.median.unreachable);
+  EXPECT_FALSE(d.level.saturated);
+}
+
+TEST(Analyse, ResponsesSplitByNagleAndDelayedAckGetANote) {
+  RunFigures r;
+  r.ok = 1000;
+  r.split_responses = 950;
+  r.split_gap_mean_ns = 40.2e6;
+  const std::vector<std::string> notes = run_notes(r);
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_EQ(notes[0].rfind("950 of 1000 responses (95%) arrived in two parts 40.2 ms apart on "
+                           "average, the signature of Nagle's algorithm meeting delayed ACK",
+                           0),
+            0u)
+      << notes[0];
+  r.split_responses = 50;  // 5 %: a few slow bodies, not the pattern
+  EXPECT_TRUE(run_notes(r).empty());
+}
+
+// Regression (issue 11): an open-loop level held back by a slow server said "raise -c or -t".
+TEST(Analyse, AnOpenLoopLevelHeldBackByItsPoolSaysSo) {
+  core::RunResult r;
+  r.target_rate_rps = 1000;
+  r.connections = 8;
+  r.threads = 1;
+  r.duration_s = 2;
+  r.stats.scheduled = 2000;
+  r.stats.sent = 800;
+  r.stats.sent_in_phase = 800;
+  r.stats.never_sent = 1200;
+  r.stats.late = 790;
+  r.stats.pool_full_ns = 1'900'000'000;  // 95 % of the phase
+  for (int i = 0; i < 800; ++i) {
+    r.stats.service_time_ns.record(10'000'000);
+    r.stats.send_lag_ns.record(900'000'000);
+    r.stats.latency_ns.record(910'000'000);
+  }
+  r.stats.completed = 800;
+  r.stats.ok_completed_in_phase = 800;
+  const SweepDocument d = analyse_sweep("u", "now", {}, {{r}}, {});
+  EXPECT_TRUE(any_contains(d.warnings,
+                           "the pool of 8 connections was exhausted (95% of the time "
+                           "every one was busy) because responses took 10.0"))
+      << d.warnings.front();
+  EXPECT_FALSE(any_contains(d.warnings, "raise -c or -t"));
+  EXPECT_TRUE(any_contains(d.levels[0].notes, "the pool of 8 connections was exhausted"));
+}
+
+// Repeats that disagree by more than 1.25x weaken their level, and the sweep says so.
+TEST(Analyse, RepeatsThatSpreadMoreThanAQuarterAreWarnedAbout) {
+  const std::vector<std::vector<core::RunResult>> levels = {
+      {closed_run(1, 1000), closed_run(1, 1300), closed_run(1, 1100)},
+      {closed_run(1, 2000), closed_run(1, 2100), closed_run(1, 2050)}};
+  const SweepDocument d = analyse_sweep("u", "now", {}, levels, {});
+  EXPECT_TRUE(any_contains(d.warnings,
+                           "at concurrency 4 the 3 repeats' throughput spread 1.30x "
+                           "(1000-1300 req/s), more than 1.25x"))
+      << (d.warnings.empty() ? "" : d.warnings.front());
+  int spread_warnings = 0;
+  for (const std::string& w : d.warnings) spread_warnings += w.find("spread") != std::string::npos;
+  EXPECT_EQ(spread_warnings, 1);
+}
+
+}  // namespace
+}  // namespace knee::report
