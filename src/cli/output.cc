@@ -142,9 +142,25 @@ Status OutputFile::write(const std::string& text) {
   return commit();
 }
 
-Status OutputFile::write_hlog(const std::vector<std::vector<core::RunResult>>& levels, bool sweep) {
-  if (Status s = report::write_levels_log(file_, levels, sweep); !s) return s;
-  return commit();
+void HlogOutput::write(const engine::IntervalRecord& record) {
+  if (!error_) return;
+  if (!writer_) {
+    start_epoch_s_ = record.measure_start_epoch_s;
+    writer_.emplace(file_.stream(), start_epoch_s_);
+  }
+  error_ = writer_->write_interval(
+      record.measure_start_epoch_s - start_epoch_s_ + record.summary.start_s,
+      record.summary.length_s, record.latency_ns, tag_);
+}
+
+Status HlogOutput::finish() {
+  if (!error_) return error_.with_context("--hlog");
+  if (!writer_) {  // no interval completed: the header alone, timed now
+    const double now_s =
+        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    writer_.emplace(file_.stream(), now_s);
+  }
+  return file_.commit();
 }
 
 core::Result<std::string> read_text_file(std::string_view flag, const std::string& path) {

@@ -15,6 +15,7 @@
 #include "engine/plan.h"
 #include "probes/use.h"
 #include "report/document.h"
+#include "report/hlog.h"
 
 namespace knee::cli {
 
@@ -62,18 +63,40 @@ class OutputFile {
   // Writes `text` (to stdout for "-"), then renames it into place. Errors: kIoError naming the
   // flag and the path.
   core::Status write(const std::string& text);
-  // Writes the runs' per-second latency intervals, [level][repeat], in HdrHistogram's interval
-  // log format (report::write_levels_log), then renames it into place.
-  core::Status write_hlog(const std::vector<std::vector<core::RunResult>>& levels, bool sweep);
-
- private:
-  // Closes the temporary file and renames it over path_.
+  // The temporary file, for output written as it comes; commit() when it is complete.
+  std::ostream& stream() { return file_; }
+  // Closes the temporary file and renames it over the path. Errors: kIoError naming the flag.
   core::Status commit();
 
+ private:
   std::string flag_;
   std::string path_;
   std::string temp_path_;  // empty once committed (or for stdout)
   std::ofstream file_;
+};
+
+// --hlog FILE written while the runs go on: each interval becomes one line of HdrHistogram's
+// interval log as it completes (engine::IntervalRecord), tagged with the run it belongs to
+// (report::interval_log_tag), so a run of any length holds nothing but the file; StartTime is
+// the first run's measured start. The file is renamed into place by finish().
+class HlogOutput {
+ public:
+  // Errors: those of OutputFile::open for --hlog.
+  core::Status open(std::string path) { return file_.open("--hlog", std::move(path)); }
+  bool wanted() const { return file_.wanted(); }
+  // The run now starting: its intervals get `tag`.
+  void set_tag(std::string tag) { tag_ = std::move(tag); }
+  // Writes one interval; the first error is kept for finish().
+  void write(const engine::IntervalRecord& record);
+  // The first write error, or the file committed into place.
+  core::Status finish();
+
+ private:
+  OutputFile file_;
+  std::optional<report::HlogWriter> writer_;
+  double start_epoch_s_ = 0;
+  std::string tag_;
+  core::Status error_;
 };
 
 // The whole of file `path`. Errors: kInvalidArgument "<flag>: cannot read '<path>': <why>".

@@ -9,7 +9,6 @@
 #include <cmath>
 #include <cstdio>
 
-
 namespace knee::cli {
 
 namespace {

@@ -9,12 +9,12 @@
 // Colour: knee uses none. --no-color and the NO_COLOR environment variable (no-color.org) are
 // accepted so scripts can pass them, and keep meaning "no colour" if colour is ever added.
 //
-// The sweep's growing table (report::live_sweep_row): as each level finishes, its row (concurrency, requests, throughput,
-// median, p99, errors) is printed on stderr above the progress line, under a header, so the
-// table grows row by row. Decision: these live rows are progress, not results. At the end the
-// block is erased (cursor up, clear to end of screen) when stdout is the same kind of terminal
-// and the block still fits on the screen, and the final report follows on stdout with the full
-// table (widths from every row, the knee marked, the analysis), exactly as it prints without a
+// The sweep's growing table (report::live_sweep_row): as each level finishes, its row (concurrency,
+// requests, throughput, median, p99, errors) is printed on stderr above the progress line, under a
+// header, so the table grows row by row. Decision: these live rows are progress, not results. At
+// the end the block is erased (cursor up, clear to end of screen) when stdout is the same kind of
+// terminal and the block still fits on the screen, and the final report follows on stdout with the
+// full table (widths from every row, the knee marked, the analysis), exactly as it prints without a
 // terminal. When stdout goes elsewhere (a file, a pipe) the live rows stay on the terminal.
 //
 // Thread-safety: none; used from the thread that calls engine::run_load (the callback runs
@@ -41,7 +41,6 @@ struct ProgressFlags {
 
 // Declares --quiet and --no-color on `app`.
 void add_progress_flags(CLI::App& app, ProgressFlags& flags);
-
 
 class Progress {
  public:

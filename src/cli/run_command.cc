@@ -65,10 +65,11 @@ class RunCommand final : public Subcommand {
     auto thresholds = parse_thresholds(threshold_texts_);
     if (!thresholds) return report_failure(thresholds.status());
     const bool scenarios = !scenario_texts_.empty();
-    if (scenarios && (!thresholds->empty() || !outputs_.html.empty())) {
-      return report_failure(
-          Status::invalid_argument(fmt::format("{}: not with --scenario; give a URL instead",
-                                               !thresholds->empty() ? "--threshold" : "--html")));
+    if (scenarios && (!thresholds->empty() || !outputs_.html.empty() || !outputs_.hlog.empty())) {
+      return report_failure(Status::invalid_argument(fmt::format(
+          "{}: not with --scenario; give a URL instead", !thresholds->empty()     ? "--threshold"
+                                                         : !outputs_.html.empty() ? "--html"
+                                                                                  : "--hlog")));
     }
     if (!scenarios && flags_.url.empty()) {
       return report_failure(Status::invalid_argument(
@@ -95,10 +96,11 @@ class RunCommand final : public Subcommand {
       urls.push_back(flags_.url);
       plan.levels.push_back({std::move(options).value()});
     }
-    OutputFile json, html, hlog;
+    OutputFile json, html;
+    HlogOutput hlog;
     if (Status s = json.open("--json", outputs_.json); !s) return report_failure(s);
     if (Status s = html.open("--html", outputs_.html); !s) return report_failure(s);
-    if (Status s = hlog.open("--hlog", outputs_.hlog); !s) return report_failure(s);
+    if (Status s = hlog.open(outputs_.hlog); !s) return report_failure(s);
     // Per-second intervals for --hlog, and for the JSON and HTML report's over-time chart.
     if (hlog.wanted() || json.wanted() || html.wanted()) {
       for (engine::LoadOptions& o : plan.levels[0]) o.interval = std::chrono::seconds(1);
@@ -113,7 +115,11 @@ class RunCommand final : public Subcommand {
     control.on_run_start = [&](const engine::PlanPosition& p) {
       progress.begin_run(p.repeats > 1 ? fmt::format("run {}/{}", p.repeat + 1, p.repeats) : "run",
                          p.planned, p.after);
+      hlog.set_tag(report::interval_log_tag(/*sweep=*/false, std::nullopt, 0, p.repeat, p.repeats));
     };
+    if (hlog.wanted()) {
+      control.on_interval = [&](const engine::IntervalRecord& r) { hlog.write(r); };
+    }
     const std::string started_at = now_iso8601();
     engine::PlanResult result = engine::run_plan(plan, control);
     progress.finish();
@@ -191,9 +197,9 @@ class RunCommand final : public Subcommand {
 
   int finish(const report::RunDocument& doc, const std::vector<core::RunResult>& runs,
              const std::vector<analysis::Threshold>& thresholds, OutputFile& json, OutputFile& html,
-             OutputFile& hlog) {
+             HlogOutput& hlog) {
     if (hlog.wanted()) {
-      if (Status s = hlog.write_hlog({runs}, /*sweep=*/false); !s) return report_failure(s);
+      if (Status s = hlog.finish(); !s) return report_failure(s);
     }
     if (outputs_.json != "-") fmt::print("{}", report::render_run_text(doc));
     if (json.wanted()) {

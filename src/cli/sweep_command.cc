@@ -95,10 +95,11 @@ class SweepCommand final : public Subcommand {
     if (builtin) flags_.url = std::string("http://127.0.0.1:1") + kLabPath;
     auto plan = plan_of(*levels, by_rate);
     if (!plan) return report_failure(plan.status());
-    OutputFile json, html, hlog;
+    OutputFile json, html;
+    HlogOutput hlog;
     if (Status s = json.open("--json", outputs_.json); !s) return report_failure(s);
     if (Status s = html.open("--html", outputs_.html); !s) return report_failure(s);
-    if (Status s = hlog.open("--hlog", outputs_.hlog); !s) return report_failure(s);
+    if (Status s = hlog.open(outputs_.hlog); !s) return report_failure(s);
 
     std::optional<lab::ServerProcess> lab;
     std::string target = flags_.url;
@@ -131,7 +132,13 @@ class SweepCommand final : public Subcommand {
                       by_rate ? "rate=" : "c=", (*levels)[p.level],
                       p.repeats > 1 ? fmt::format(" run {}/{}", p.repeat + 1, p.repeats) : ""),
           p.planned, p.after);
+      const engine::LoadOptions& o = plan->levels[p.level][0];
+      hlog.set_tag(
+          report::interval_log_tag(/*sweep=*/true, o.rate_rps, o.connections, p.repeat, p.repeats));
     };
+    if (hlog.wanted()) {
+      control.on_interval = [&](const engine::IntervalRecord& r) { hlog.write(r); };
+    }
     control.on_level_done = [&](size_t, const std::vector<std::vector<core::RunResult>>& r) {
       progress.print_line(report::live_sweep_row(r[0], by_rate));
     };
@@ -154,7 +161,7 @@ class SweepCommand final : public Subcommand {
                                          result.failed ? ": " + result.failed->what() : ""));
     }
     if (hlog.wanted()) {
-      if (Status s = hlog.write_hlog(runs, /*sweep=*/true); !s) return report_failure(s);
+      if (Status s = hlog.finish(); !s) return report_failure(s);
     }
     if (outputs_.json != "-") fmt::print("{}", report::render_sweep_text(doc));
     if (json.wanted()) {

@@ -102,10 +102,5 @@ void RunStats::merge(const RunStats& other) {
   client_wall_ns = std::max(client_wall_ns, other.client_wall_ns);
 }
 
-Histogram LatencyInterval::latency_ns() const {
-  Histogram h = Histogram::for_latency();
-  for (const auto& [value, count] : counts) h.record(value, count);
-  return h;
-}
 
 }  // namespace knee::core

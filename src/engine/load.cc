@@ -124,6 +124,17 @@ Result<core::RunResult> run_load(const LoadOptions& options, const RunControl& c
   std::vector<std::unique_ptr<LoadWorker>> workers;
   // Live figures, one slot per worker, only when someone displays them.
   std::vector<std::unique_ptr<WorkerLive>> lives;
+  // Per-interval latency, folded on this thread as the workers finish each interval.
+  const bool intervals = options.interval.count() > 0;
+  std::vector<std::unique_ptr<IntervalQueue>> queues;
+  std::optional<IntervalFolder> folder;
+  if (intervals) {
+    folder.emplace(static_cast<size_t>(options.threads),
+                   std::chrono::duration<double>(options.interval).count(),
+                   std::chrono::duration<double>(options.duration).count(),
+                   start_epoch_s + std::chrono::duration<double>(options.warmup).count(),
+                   control.on_interval);
+  }
   uint64_t next_connection = 0;
   const int slots = options.connection_slots();
   for (int t = 0; t < options.threads; ++t) {
@@ -138,6 +149,10 @@ Result<core::RunResult> run_load(const LoadOptions& options, const RunControl& c
     cfg.clock = &clock;
     cfg.interrupt = control.interrupt;
     cfg.interval = options.interval;
+    if (intervals) {
+      queues.push_back(std::make_unique<IntervalQueue>());
+      cfg.intervals = queues.back().get();
+    }
     cfg.spin = options.spin;
     if (control.on_progress) {
       lives.push_back(std::make_unique<WorkerLive>());
@@ -178,10 +193,16 @@ Result<core::RunResult> run_load(const LoadOptions& options, const RunControl& c
       snap.p99_ns = latency.value_at_percentile(99);
       control.on_progress(snap);
     };
+    auto fold_intervals = [&](bool final) {
+      if (!intervals) return;
+      for (size_t t = 0; t < queues.size(); ++t) folder->add(t, queues[t]->take());
+      folder->fold_ready(final);
+    };
     auto wait_until = [&](core::TimePoint when) {
       while (running.load() > 0 && clock.now() < when &&
              !(control.interrupt != nullptr && control.interrupt->load())) {
         report_progress();
+        fold_intervals(false);
         auto left = when - clock.now();
         std::this_thread::sleep_for(std::min<core::Nanos>(left, std::chrono::milliseconds(20)));
       }
@@ -191,16 +212,21 @@ Result<core::RunResult> run_load(const LoadOptions& options, const RunControl& c
       control.on_measure_start();
       wait_until(phases.measure_until);
       if (control.on_measure_end) control.on_measure_end();
-    } else if (control.on_progress) {
+    } else if (control.on_progress || intervals) {
       wait_until(phases.measure_until);
     }
-    if (control.on_progress) {  // the grace period: requests in flight finish
+    if (control.on_progress || intervals) {  // the grace period: requests in flight finish
       while (running.load() > 0) {
         report_progress();
+        fold_intervals(false);
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
       }
     }
   }  // joins
+  if (intervals) {
+    for (size_t t = 0; t < queues.size(); ++t) folder->add(t, queues[t]->take());
+    folder->fold_ready(/*final=*/true);
+  }
 
   core::RunResult result;
   result.connections = slots;
@@ -214,27 +240,9 @@ Result<core::RunResult> run_load(const LoadOptions& options, const RunControl& c
     result.stats.merge(workers[t]->result());
     result.interrupted = result.interrupted || workers[t]->interrupted();
   }
-  if (options.interval.count() > 0) {
-    // Fold the workers' interval counts: interval i covers [i, i+1) intervals from the start,
-    // the last one up to the end of the measured phase.
-    size_t n = 0;
-    for (const auto& w : workers) n = std::max(n, w->intervals().size());
-    const double step_s = std::chrono::duration<double>(options.interval).count();
-    core::Histogram folded = core::Histogram::for_latency();
-    for (size_t i = 0; i < n; ++i) {
-      core::LatencyInterval li;
-      li.start_s = static_cast<double>(i) * step_s;
-      li.length_s = std::max(0.0, std::min(step_s, result.duration_s - li.start_s));
-      folded.reset();
-      for (const auto& w : workers) {
-        if (i >= w->intervals().size()) continue;
-        for (const auto& [value, count] : w->intervals()[i].counts) folded.record(value, count);
-      }
-      folded.for_each_recorded(
-          [&](int64_t lowest, int64_t, int64_t count) { li.counts.emplace_back(lowest, count); });
-      result.intervals.push_back(std::move(li));
-    }
-  }
+  // Interval i covers [i, i+1) intervals from the start, the last one up to the end of the
+  // measured phase.
+  if (intervals) result.intervals = folder->take_summaries();
   if (result.interrupted) {  // the measured phase ended when the user stopped it
     core::TimePoint end = std::min(clock.now(), phases.measure_until);
     result.duration_s =

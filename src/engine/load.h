@@ -27,6 +27,7 @@
 #include "core/clock.h"
 #include "core/run_stats.h"
 #include "core/status.h"
+#include "engine/intervals.h"
 #include "engine/live.h"
 #include "engine/schedule.h"
 #include "http/request.h"
@@ -87,6 +88,10 @@ struct RunControl {
   // the workers publish nothing.
   std::function<void(const LiveSnapshot&)> on_progress;
   core::Nanos progress_every = std::chrono::milliseconds(250);
+  // With LoadOptions::interval: called on the calling thread as each interval completes (every
+  // worker has finished it), in order, with its summary and folded histogram (engine/intervals.h).
+  // Optional; it must return quickly (an HdrHistogram log line is fine).
+  std::function<void(const IntervalRecord&)> on_interval;
 };
 
 // Runs one load test. Errors: kInvalidArgument for bad options (scheme https, bad

@@ -511,7 +511,7 @@ void LoadWorker::flush_interval() {
   out.index = interval_index_++;
   interval_hist_->for_each_recorded(
       [&](int64_t lowest, int64_t, int64_t count) { out.counts.emplace_back(lowest, count); });
-  intervals_.push_back(std::move(out));
+  if (config_.intervals != nullptr) config_.intervals->push(std::move(out));
   interval_hist_->reset();
 }
 

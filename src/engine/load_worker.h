@@ -24,6 +24,7 @@
 #include "core/run_stats.h"
 #include "core/status.h"
 #include "engine/feeder.h"
+#include "engine/intervals.h"
 #include "engine/live.h"
 #include "engine/schedule.h"
 #include "http/request.h"
@@ -45,19 +46,14 @@ struct WorkerConfig {
   const std::atomic<bool>* interrupt = nullptr;
   // Open loop when set: this worker's share of the global arrival schedule.
   std::optional<ArrivalSchedule> schedule;
-  // Record per-interval latency histograms of this length (0: none).
+  // Record per-interval latency histograms of this length (0: none), handed to `intervals` as
+  // each ends.
   core::Nanos interval{0};
+  IntervalQueue* intervals = nullptr;
   // Busy-poll this long before the feeder's next intended send (LoadOptions::spin).
   core::Nanos spin{0};
   // Where to publish live figures every kPublishEvery (engine/live.h); none when null.
   WorkerLive* live = nullptr;
-};
-
-// One worker's latency counts of one interval: (bucket's lowest value, count) pairs, compact
-// because an interval touches few buckets. Folded across workers into core::LatencyInterval.
-struct IntervalCounts {
-  size_t index = 0;  // interval number from the measured phase's start
-  std::vector<std::pair<int64_t, int64_t>> counts;
 };
 
 class LoadWorker final : public ConnectionPool {
@@ -71,7 +67,6 @@ class LoadWorker final : public ConnectionPool {
   // created or waited on; everything on the wire is counted in stats() instead.
   core::Status run();
   const core::RunStats& result() const { return stats_; }
-  const std::vector<IntervalCounts>& intervals() const { return intervals_; }
   bool interrupted() const { return interrupted_; }
 
   // ConnectionPool, for the feeder.
@@ -150,7 +145,6 @@ class LoadWorker final : public ConnectionPool {
   std::optional<core::Histogram> interval_hist_;
   size_t interval_index_ = 0;
   core::TimePoint interval_end_{};
-  std::vector<IntervalCounts> intervals_;
 };
 
 }  // namespace knee::engine

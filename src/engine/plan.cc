@@ -26,6 +26,7 @@ std::optional<core::Status> run_step(const Plan& plan, const std::vector<LoadOpt
     };
   }
   first.on_progress = control.on_progress;
+  first.on_interval = control.on_interval;
   std::vector<std::optional<core::Result<core::RunResult>>> outcomes(level.size());
   if (level.size() == 1) {
     first.interrupt = control.interrupt;

@@ -72,6 +72,8 @@ struct PlanControl {
   std::function<void(const LiveSnapshot&)> on_progress;
   // After each finished level: its results, [scenario][repeat].
   std::function<void(size_t level, const std::vector<std::vector<core::RunResult>>&)> on_level_done;
+  // Each completed interval of scenario 0's run, as it completes (RunControl::on_interval).
+  std::function<void(const IntervalRecord&)> on_interval;
 };
 
 struct PlanResult {

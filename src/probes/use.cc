@@ -539,98 +539,114 @@ core::ResourceUse use_between(const UseSnapshot& a, const UseSnapshot& b) {
   return u;
 }
 
-core::ResourceUse average(std::span<const core::ResourceUse> intervals) {
-  core::ResourceUse out;
+struct UseFold::State {
+  double window_s = 0;
+  int intervals = 0;
   std::vector<Mean> cpu;
   std::vector<Extreme> cpu_max;
   Mean cpu_all, cpu_psi, io_psi, mem_psi, retrans, overflows, drops, mem;
-  Extreme mem_min(false);
+  Extreme mem_min{false};
   bool any_server = false;
   core::ProcessUse server;
   Mean server_cpu, server_thread, server_rss;
   Extreme server_cpu_max, server_rss_max;
   std::vector<DiskFold> disks;
   std::vector<NetFold> nets;
+};
 
-  for (const core::ResourceUse& u : intervals) {
-    if (u.server && !any_server) {
-      any_server = true;
-      server.pid = u.server->pid;
-    }
-    if (u.intervals <= 0 || !(u.window_s > 0)) continue;
-    const double w = u.window_s;
-    out.window_s += w;
-    out.intervals += u.intervals;
+UseFold::UseFold() : state_(std::make_unique<State>()) {}
+UseFold::~UseFold() = default;
+UseFold::UseFold(UseFold&&) noexcept = default;
+UseFold& UseFold::operator=(UseFold&&) noexcept = default;
 
-    if (cpu.size() < u.cpu_busy_pct.size()) {
-      cpu.resize(u.cpu_busy_pct.size());
-      cpu_max.resize(u.cpu_busy_pct.size());
-    }
-    for (size_t i = 0; i < u.cpu_busy_pct.size(); ++i) {
-      cpu[i].add(u.cpu_busy_pct[i], w);
-      if (i < u.cpu_busy_max_pct.size()) cpu_max[i].add(u.cpu_busy_max_pct[i]);
-    }
-    cpu_all.add(u.cpu_busy_all_pct, w);
-    cpu_psi.add(u.cpu_pressure_some_pct, w);
+void UseFold::add(const core::ResourceUse& u) {
+  State& st = *state_;
 
-    if (u.server) {
-      server_cpu.add(u.server->cpu_pct, w);
-      server_cpu_max.add(u.server->cpu_max_pct);
-      server_thread.add(u.server->busiest_thread_cpu_pct, w);
-      server.threads = std::max(server.threads, u.server->threads);
-      server_rss.add(u.server->rss_bytes, w);
-      server_rss_max.add(u.server->rss_max_bytes);
-    }
+  if (u.server && !st.any_server) {
+    st.any_server = true;
+    st.server.pid = u.server->pid;
+  }
+  if (u.intervals <= 0 || !(u.window_s > 0)) return;
+  const double w = u.window_s;
+  st.window_s += w;
+  st.intervals += u.intervals;
 
-    for (const core::DiskUse& d : u.disks) {
-      DiskFold& f = fold_named(disks, d.device, &DiskFold::device);
-      f.reads.add(d.reads_per_s, w);
-      f.writes.add(d.writes_per_s, w);
-      f.read_merges.add(d.read_merges_per_s, w);
-      f.write_merges.add(d.write_merges_per_s, w);
-      f.read_kb.add(d.read_kb_per_s, w);
-      f.write_kb.add(d.write_kb_per_s, w);
-      f.read_await.add(d.read_await_ms, d.reads_per_s * w);
-      f.write_await.add(d.write_await_ms, d.writes_per_s * w);
-      f.queue.add(d.queue_size, w);
-      f.util.add(d.util_pct, w);
-      f.util_max.add(d.util_max_pct);
-    }
-    io_psi.add(u.io_pressure_some_pct, w);
+  if (st.cpu.size() < u.cpu_busy_pct.size()) {
+    st.cpu.resize(u.cpu_busy_pct.size());
+    st.cpu_max.resize(u.cpu_busy_pct.size());
+  }
+  for (size_t i = 0; i < u.cpu_busy_pct.size(); ++i) {
+    st.cpu[i].add(u.cpu_busy_pct[i], w);
+    if (i < u.cpu_busy_max_pct.size()) st.cpu_max[i].add(u.cpu_busy_max_pct[i]);
+  }
+  st.cpu_all.add(u.cpu_busy_all_pct, w);
+  st.cpu_psi.add(u.cpu_pressure_some_pct, w);
 
-    for (const core::NetUse& n : u.nets) {
-      NetFold& f = fold_named(nets, n.interface, &NetFold::interface);
-      f.rx.add(n.rx_bytes_per_s, w);
-      f.tx.add(n.tx_bytes_per_s, w);
-      f.util.add(n.util_pct, w);
-      f.util_max.add(n.util_max_pct);
-      f.drops.add(n.drops_per_s, w);
-      if (n.speed_mbit > 0) f.speed_mbit = n.speed_mbit;
-    }
-    retrans.add(u.tcp_retrans_per_s, w);
-    overflows.add(u.listen_overflows_per_s, w);
-    drops.add(u.listen_drops_per_s, w);
-
-    mem.add(u.mem_available_bytes, w);
-    mem_min.add(u.mem_available_min_bytes);
-    mem_psi.add(u.memory_pressure_some_pct, w);
+  if (u.server) {
+    st.server_cpu.add(u.server->cpu_pct, w);
+    st.server_cpu_max.add(u.server->cpu_max_pct);
+    st.server_thread.add(u.server->busiest_thread_cpu_pct, w);
+    st.server.threads = std::max(st.server.threads, u.server->threads);
+    st.server_rss.add(u.server->rss_bytes, w);
+    st.server_rss_max.add(u.server->rss_max_bytes);
   }
 
-  for (size_t i = 0; i < cpu.size(); ++i) {
-    out.cpu_busy_pct.push_back(cpu[i].get());
-    out.cpu_busy_max_pct.push_back(cpu_max[i].get());
+  for (const core::DiskUse& d : u.disks) {
+    DiskFold& f = fold_named(st.disks, d.device, &DiskFold::device);
+    f.reads.add(d.reads_per_s, w);
+    f.writes.add(d.writes_per_s, w);
+    f.read_merges.add(d.read_merges_per_s, w);
+    f.write_merges.add(d.write_merges_per_s, w);
+    f.read_kb.add(d.read_kb_per_s, w);
+    f.write_kb.add(d.write_kb_per_s, w);
+    f.read_await.add(d.read_await_ms, d.reads_per_s * w);
+    f.write_await.add(d.write_await_ms, d.writes_per_s * w);
+    f.queue.add(d.queue_size, w);
+    f.util.add(d.util_pct, w);
+    f.util_max.add(d.util_max_pct);
   }
-  out.cpu_busy_all_pct = cpu_all.get();
-  out.cpu_pressure_some_pct = cpu_psi.get();
-  if (any_server) {
-    server.cpu_pct = server_cpu.get();
-    server.cpu_max_pct = server_cpu_max.get();
-    server.busiest_thread_cpu_pct = server_thread.get();
-    server.rss_bytes = server_rss.get();
-    server.rss_max_bytes = server_rss_max.get();
+  st.io_psi.add(u.io_pressure_some_pct, w);
+
+  for (const core::NetUse& n : u.nets) {
+    NetFold& f = fold_named(st.nets, n.interface, &NetFold::interface);
+    f.rx.add(n.rx_bytes_per_s, w);
+    f.tx.add(n.tx_bytes_per_s, w);
+    f.util.add(n.util_pct, w);
+    f.util_max.add(n.util_max_pct);
+    f.drops.add(n.drops_per_s, w);
+    if (n.speed_mbit > 0) f.speed_mbit = n.speed_mbit;
+  }
+  st.retrans.add(u.tcp_retrans_per_s, w);
+  st.overflows.add(u.listen_overflows_per_s, w);
+  st.drops.add(u.listen_drops_per_s, w);
+
+  st.mem.add(u.mem_available_bytes, w);
+  st.mem_min.add(u.mem_available_min_bytes);
+  st.mem_psi.add(u.memory_pressure_some_pct, w);
+}
+
+core::ResourceUse UseFold::result() const {
+  const State& st = *state_;
+  core::ResourceUse out;
+  out.window_s = st.window_s;
+  out.intervals = st.intervals;
+
+  for (size_t i = 0; i < st.cpu.size(); ++i) {
+    out.cpu_busy_pct.push_back(st.cpu[i].get());
+    out.cpu_busy_max_pct.push_back(st.cpu_max[i].get());
+  }
+  out.cpu_busy_all_pct = st.cpu_all.get();
+  out.cpu_pressure_some_pct = st.cpu_psi.get();
+  if (st.any_server) {
+    core::ProcessUse server = st.server;  // pid and threads
+    server.cpu_pct = st.server_cpu.get();
+    server.cpu_max_pct = st.server_cpu_max.get();
+    server.busiest_thread_cpu_pct = st.server_thread.get();
+    server.rss_bytes = st.server_rss.get();
+    server.rss_max_bytes = st.server_rss_max.get();
     out.server = server;
   }
-  for (const DiskFold& f : disks) {
+  for (const DiskFold& f : st.disks) {
     core::DiskUse d;
     d.device = f.device;
     d.reads_per_s = f.reads.get();
@@ -646,8 +662,8 @@ core::ResourceUse average(std::span<const core::ResourceUse> intervals) {
     d.util_max_pct = f.util_max.get();
     out.disks.push_back(std::move(d));
   }
-  out.io_pressure_some_pct = io_psi.get();
-  for (const NetFold& f : nets) {
+  out.io_pressure_some_pct = st.io_psi.get();
+  for (const NetFold& f : st.nets) {
     core::NetUse n;
     n.interface = f.interface;
     n.rx_bytes_per_s = f.rx.get();
@@ -658,13 +674,19 @@ core::ResourceUse average(std::span<const core::ResourceUse> intervals) {
     n.drops_per_s = f.drops.get();
     out.nets.push_back(std::move(n));
   }
-  out.tcp_retrans_per_s = retrans.get();
-  out.listen_overflows_per_s = overflows.get();
-  out.listen_drops_per_s = drops.get();
-  out.mem_available_bytes = mem.get();
-  out.mem_available_min_bytes = mem_min.get();
-  out.memory_pressure_some_pct = mem_psi.get();
+  out.tcp_retrans_per_s = st.retrans.get();
+  out.listen_overflows_per_s = st.overflows.get();
+  out.listen_drops_per_s = st.drops.get();
+  out.mem_available_bytes = st.mem.get();
+  out.mem_available_min_bytes = st.mem_min.get();
+  out.memory_pressure_some_pct = st.mem_psi.get();
   return out;
+}
+
+core::ResourceUse average(std::span<const core::ResourceUse> intervals) {
+  UseFold fold;
+  for (const core::ResourceUse& u : intervals) fold.add(u);
+  return fold.result();
 }
 
 UseSampler::UseSampler(FsReader fs, std::chrono::milliseconds interval)
@@ -684,7 +706,8 @@ void UseSampler::start(std::optional<int> server_pid) {
   assert(!running() && "UseSampler::start while running");
   server_pid_ = server_pid;
   stop_requested_ = false;
-  intervals_.clear();
+  folded_ = UseFold();
+  last_interval_.reset();
   before_last_.reset();
   last_ = take_snapshot(fs_, server_pid_, core::Clock::now());
   thread_ = std::thread(&UseSampler::run, this);
@@ -699,8 +722,10 @@ core::ResourceUse UseSampler::stop() {
   wake_.notify_one();
   thread_.join();
   add_interval(take_snapshot(fs_, server_pid_, core::Clock::now()), true);
-  core::ResourceUse use = average(intervals_);
-  intervals_.clear();
+  if (last_interval_) folded_.add(*last_interval_);
+  core::ResourceUse use = folded_.result();
+  folded_ = UseFold();
+  last_interval_.reset();
   before_last_.reset();
   return use;
 }
@@ -721,12 +746,15 @@ void UseSampler::run() {
 
 void UseSampler::add_interval(UseSnapshot next, bool final) {
   const bool short_last = next.at - last_.at < interval_ / 2;
-  if (final && short_last && before_last_ && !intervals_.empty()) {
+  if (final && short_last && before_last_ && last_interval_) {
     core::ResourceUse merged = use_between(*before_last_, next);
-    keep_gauge_extremes(intervals_.back(), merged);
-    intervals_.back() = std::move(merged);
+    keep_gauge_extremes(*last_interval_, merged);
+    last_interval_ = std::move(merged);
   } else {
-    intervals_.push_back(use_between(last_, next));
+    // Only the last interval is kept apart (a short final one may merge into it); the rest are
+    // folded as they come, so a sampler holds the same few figures for a run of any length.
+    if (last_interval_) folded_.add(*last_interval_);
+    last_interval_ = use_between(last_, next);
     before_last_ = std::move(last_);
   }
   last_ = std::move(next);

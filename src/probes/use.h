@@ -47,6 +47,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <span>
@@ -146,6 +147,22 @@ core::ResourceUse use_between(const UseSnapshot& a, const UseSnapshot& b);
 // of first appearance. An empty span gives a default ResourceUse.
 core::ResourceUse average(std::span<const core::ResourceUse> intervals);
 
+// average() one interval at a time: add() each, result() the fold so far. Holds one running
+// sum per figure, disk and interface, whatever the number of intervals.
+class UseFold {
+ public:
+  UseFold();
+  ~UseFold();
+  UseFold(UseFold&&) noexcept;
+  UseFold& operator=(UseFold&&) noexcept;
+  void add(const core::ResourceUse& interval);
+  core::ResourceUse result() const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
 // Samples the host every `interval` on a background thread between start() and stop(), and
 // returns the window's figures folded with average(). Intervals are contiguous: the window
 // starts with a snapshot taken in start() and ends with one taken in stop(); a last interval
@@ -185,9 +202,10 @@ class UseSampler {
   bool stop_requested_ = false;  // guarded by mu_
   // Owned by the background thread while it runs, by the caller of start() and stop() otherwise
   // (thread creation and join order the accesses).
-  UseSnapshot last_;                        // end of the last interval
-  std::optional<UseSnapshot> before_last_;  // start of the last interval
-  std::vector<core::ResourceUse> intervals_;
+  UseSnapshot last_;                                // end of the last interval
+  std::optional<UseSnapshot> before_last_;          // start of the last interval
+  UseFold folded_;                                  // every interval before the last
+  std::optional<core::ResourceUse> last_interval_;  // kept apart: a short final one merges in
   std::thread thread_;
 };
 

@@ -65,11 +65,9 @@ std::vector<SpectrumPoint> spectrum_of(const core::Histogram& h) {
 std::vector<IntervalFigures> intervals_of(const std::vector<core::LatencyInterval>& intervals) {
   std::vector<IntervalFigures> out;
   for (const core::LatencyInterval& i : intervals) {
-    const core::Histogram h = i.latency_ns();
-    out.push_back(
-        IntervalFigures{i.start_s, i.length_s, h.count(),
-                        i.length_s > 0 ? static_cast<double>(h.count()) / i.length_s : 0.0,
-                        h.value_at_percentile(50), h.value_at_percentile(99), h.max()});
+    out.push_back(IntervalFigures{i.start_s, i.length_s, i.count,
+                                  i.length_s > 0 ? static_cast<double>(i.count) / i.length_s : 0.0,
+                                  i.p50_ns, i.p99_ns, i.max_ns});
   }
   return out;
 }

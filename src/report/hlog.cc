@@ -611,27 +611,14 @@ std::string summary_line(const core::Histogram& h) {
 
 }  // namespace
 
-core::Status write_levels_log(std::ostream& out,
-                              const std::vector<std::vector<core::RunResult>>& levels, bool sweep) {
-  const double start = levels.empty() || levels[0].empty() ? 0 : levels[0][0].measure_start_epoch_s;
-  HlogWriter writer(out, start);
-  for (const std::vector<core::RunResult>& level : levels) {
-    for (size_t k = 0; k < level.size(); ++k) {
-      const core::RunResult& run = level[k];
-      std::string tag;
-      if (sweep) {
-        tag = run.open_loop() ? fmt::format("rate{:.0f}", run.target_rate_rps)
-                              : fmt::format("c{}", run.connections);
-      }
-      if (level.size() > 1) tag += fmt::format("{}r{}", sweep ? "-" : "", k + 1);
-      for (const core::LatencyInterval& i : run.intervals) {
-        core::Status s = writer.write_interval(run.measure_start_epoch_s - start + i.start_s,
-                                               i.length_s, i.latency_ns(), tag);
-        if (!s) return s;
-      }
-    }
+std::string interval_log_tag(bool sweep, std::optional<double> rate_rps, int connections,
+                             int repeat, int repeats) {
+  std::string tag;
+  if (sweep) {
+    tag = rate_rps ? fmt::format("rate{:.0f}", *rate_rps) : fmt::format("c{}", connections);
   }
-  return core::Status::ok();
+  if (repeats > 1) tag += fmt::format("{}r{}", sweep ? "-" : "", repeat + 1);
+  return tag;
 }
 
 std::string render_hlog_summary(std::span<const HlogInterval> intervals, size_t files,

@@ -120,12 +120,11 @@ class HlogWriter {
   HlogWriterOptions options_;
 };
 
-// The per-second latency of measured runs, [level][repeat], as one interval log with StartTime
-// the first run's measured start (knee run/sweep --hlog). Tags: one level (a run) none, or r<k>
-// with repeats; a sweep's levels c<N>, or rate<R> for an open-loop one, with -r<k> for repeats.
-// Errors: those of write_interval.
-core::Status write_levels_log(std::ostream& out,
-                              const std::vector<std::vector<core::RunResult>>& levels, bool sweep);
+// The tag of a run's intervals in knee's logs (knee run/sweep --hlog): a run none, or r<k> with
+// repeats; a sweep's levels c<N> (closed loop, N = connections), or rate<R> (open loop,
+// rate_rps), with -r<k> for repeats. repeat counts from 0.
+std::string interval_log_tag(bool sweep, std::optional<double> rate_rps, int connections,
+                             int repeat, int repeats);
 
 // --- Interval log reader (HistogramLogReader.java) ---
 

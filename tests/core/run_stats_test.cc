@@ -62,23 +62,5 @@ TEST(RunResult, LittlesLawFromThroughputAndMeanLatency) {
   EXPECT_NEAR(r.littles_n(), 4.0, 4.0 * 1e-3);
 }
 
-TEST(LatencyInterval, CompactCountsGiveBackTheSameHistogram) {
-  // Workers hand over bucket-lowest values (engine::IntervalCounts); fold them the same way.
-  Histogram full = Histogram::for_latency();
-  for (int64_t v : {1'000, 1'001, 250'000, 3'500'000, 3'500'100, 900'000'000}) {
-    full.record(full.lowest_equivalent_value(v), 3);
-  }
-  LatencyInterval li;
-  full.for_each_recorded(
-      [&](int64_t lowest, int64_t, int64_t count) { li.counts.emplace_back(lowest, count); });
-  EXPECT_LT(li.counts.size(), 7u);  // a few pairs instead of ~33,000 buckets
-  const Histogram back = li.latency_ns();
-  EXPECT_EQ(back.count(), full.count());
-  for (double p : {0.0, 50.0, 90.0, 99.0, 100.0}) {
-    EXPECT_EQ(back.value_at_percentile(p), full.value_at_percentile(p)) << p;
-  }
-  EXPECT_EQ(back.max(), full.max());
-}
-
 }  // namespace
 }  // namespace knee::core

@@ -1,0 +1,110 @@
+// engine/intervals.h: per-interval latency folded across workers as the run goes on, so memory
+// stays flat with run length; and the run itself hands each interval over as it completes.
+#include "engine/intervals.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <vector>
+
+#include "engine/load.h"
+#include "http/url.h"
+#include "support/scripted_server.h"
+
+namespace knee::engine {
+namespace {
+
+using namespace std::chrono_literals;
+
+// A worker's counts of one interval, as LoadWorker::flush_interval makes them.
+IntervalCounts counts_of(size_t index, const core::Histogram& h) {
+  IntervalCounts c;
+  c.index = index;
+  h.for_each_recorded(
+      [&](int64_t lowest, int64_t, int64_t count) { c.counts.emplace_back(lowest, count); });
+  return c;
+}
+
+TEST(IntervalFolder, FoldsAnIntervalOnceEveryWorkerHasHandedItOver) {
+  // Values at their bucket's lowest, as compact counts carry them (3 significant digits).
+  core::Histogram a = core::Histogram::for_latency(), b = core::Histogram::for_latency();
+  for (int64_t v : {1'000, 250'000, 3'500'000}) a.record(a.lowest_equivalent_value(v), 3);
+  for (int64_t v : {2'000, 900'000'000}) b.record(b.lowest_equivalent_value(v), 2);
+  core::Histogram both = core::Histogram::for_latency();
+  both.merge(a);
+  both.merge(b);
+
+  std::vector<core::LatencyInterval> seen;
+  std::vector<int64_t> seen_counts;
+  IntervalFolder folder(2, 1.0, 2.5, 1'800'000'000.0, [&](const IntervalRecord& r) {
+    seen.push_back(r.summary);
+    seen_counts.push_back(r.latency_ns.count());
+    EXPECT_EQ(r.measure_start_epoch_s, 1'800'000'000.0);
+    if (r.summary.start_s == 0) {  // the folded histogram is the merge of both workers'
+      for (double p : {0.0, 50.0, 99.0, 100.0}) {
+        EXPECT_EQ(r.latency_ns.value_at_percentile(p), both.value_at_percentile(p)) << p;
+      }
+    }
+  });
+  folder.add(0, {counts_of(0, a), counts_of(1, a)});
+  folder.fold_ready(false);
+  EXPECT_TRUE(seen.empty());  // worker 1 has not finished interval 0
+  folder.add(1, {counts_of(0, b)});
+  folder.fold_ready(false);
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_EQ(seen[0].count, 13);  // 3 values x 3 + 2 values x 2
+  EXPECT_EQ(seen[0].p50_ns, both.value_at_percentile(50));
+  EXPECT_EQ(seen[0].p99_ns, both.value_at_percentile(99));
+  EXPECT_EQ(seen[0].max_ns, both.max());
+  // At the end, what only some workers reached is folded too; the last interval ends with the
+  // phase (2.5 s: interval 2 would be 0.5 s long).
+  folder.add(1, {counts_of(1, b), counts_of(2, b)});
+  folder.fold_ready(true);
+  ASSERT_EQ(seen.size(), 3u);
+  EXPECT_EQ(seen_counts[1], 9 + 4);
+  EXPECT_EQ(seen_counts[2], 4);
+  EXPECT_DOUBLE_EQ(seen[2].start_s, 2.0);
+  EXPECT_DOUBLE_EQ(seen[2].length_s, 0.5);
+  const std::vector<core::LatencyInterval> summaries = folder.take_summaries();
+  ASSERT_EQ(summaries.size(), 3u);
+  EXPECT_EQ(summaries[1].count, 13);
+}
+
+// Regression (issue 11): a run kept every interval's histogram to the end (RSS grew 0.13 MB a
+// second at 27,000 req/s with --json). Intervals now go out as they complete, while the run is
+// still going, and the result keeps only their summaries.
+TEST(IntervalFolder, ARunHandsEachIntervalOverWhileItIsStillGoing) {
+  testing::ScriptedServer server([](int, int, const std::string&) {
+    return testing::Action::respond(testing::ok_response());
+  });
+  LoadOptions o;
+  o.request.url = *http::parse_url(server.url("/"));
+  o.connections = 2;
+  o.threads = 2;
+  o.warmup = 0ms;
+  o.duration = 1200ms;
+  o.interval = 300ms;
+  RunControl control;
+  std::vector<std::chrono::steady_clock::time_point> arrived;
+  std::vector<int64_t> counts;
+  control.on_interval = [&](const IntervalRecord& r) {
+    arrived.push_back(std::chrono::steady_clock::now());
+    counts.push_back(r.latency_ns.count());
+    EXPECT_EQ(r.latency_ns.count(), r.summary.count);
+  };
+  auto result = run_load(o, control);
+  const auto ended = std::chrono::steady_clock::now();
+  ASSERT_TRUE(result) << result.status().message();
+  ASSERT_EQ(arrived.size(), 4u);
+  EXPECT_LT(arrived.front(), ended - 500ms);  // the first came long before the end
+  ASSERT_EQ(result->intervals.size(), 4u);
+  int64_t total = 0;
+  for (size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(result->intervals[i].count, counts[i]);
+    total += counts[i];
+  }
+  EXPECT_EQ(total, static_cast<int64_t>(result->stats.ok()));
+}
+
+}  // namespace
+}  // namespace knee::engine
