@@ -60,8 +60,18 @@
     var bottom = u.bbox.top + u.bbox.height;
     ctx.save();
     ctx.font = (12 * dpr) + 'px sans-serif';
+    // Every label drawn, as a box, so that no label is drawn over another: mark labels take the
+    // first of three rows where they fit (else only their line is drawn), point labels go above
+    // their point, or below it when that would cover a label.
+    var boxes = [];
+    function overlaps(b) {
+      return boxes.some(function (o) {
+        return b.x < o.x + o.w && o.x < b.x + b.w && b.y < o.y + o.h && o.y < b.y + b.h;
+      });
+    }
+    var lineHeight = 14 * dpr;
     record.marks = 0;
-    (spec.marks || []).forEach(function (m, i) {
+    (spec.marks || []).forEach(function (m) {
       var x = u.valToPos(m.x, 'x', true);
       if (!isFinite(x)) return;
       var color = markColor[m.style] || '#d62728';
@@ -75,8 +85,14 @@
       ctx.stroke();
       ctx.setLineDash([]);
       if (m.style === 'knee') ctx.font = 'bold ' + (13 * dpr) + 'px sans-serif';
-      var y = top + (14 + 14 * (m.style === 'level' ? 0 : i % 2)) * dpr;
-      ctx.fillText(m.label, x + 4 * dpr, y);
+      var w = ctx.measureText(m.label).width;
+      for (var row = 0; row < 3; row++) {
+        var box = { x: x + 4 * dpr, y: top + row * lineHeight, w: w, h: lineHeight };
+        if (overlaps(box)) continue;
+        ctx.fillText(m.label, box.x, box.y + 12 * dpr);
+        boxes.push(box);
+        break;
+      }
       ctx.font = (12 * dpr) + 'px sans-serif';
       record.marks++;
     });
@@ -92,7 +108,12 @@
       ctx.fillStyle = l.text === 'none' ? '#555555' : '#d62728';
       ctx.font = (l.text === 'none' ? '' : 'bold ') + (12 * dpr) + 'px sans-serif';
       var w = ctx.measureText(l.text).width;
-      ctx.fillText(l.text, Math.min(px - w / 2, u.bbox.left + u.bbox.width - w), py - 10 * dpr);
+      var lx = Math.min(px - w / 2, u.bbox.left + u.bbox.width - w);
+      var above = { x: lx, y: py - 10 * dpr - 12 * dpr, w: w, h: lineHeight };
+      var below = { x: lx, y: py + 6 * dpr, w: w, h: lineHeight };
+      var box = overlaps(above) || above.y < top ? below : above;
+      ctx.fillText(l.text, box.x, box.y + 12 * dpr);
+      boxes.push(box);
       record.labels++;
     });
     ctx.restore();
@@ -126,7 +147,8 @@
                       ? function (u, v) { return v == null ? '-' : percentileLabel(v); }
                       : function (u, v) { return v == null ? '-' : String(v); } }];
     spec.series.forEach(function (s, i) {
-      var color = palette[i % palette.length];
+      // A band's edges take the colour of the series they surround (s.of).
+      var color = palette[(s.of != null ? s.of : i) % palette.length];
       var opts = {
         label: s.label,
         scale: s.axis === 0 ? 'y' : 'y2',
@@ -138,6 +160,11 @@
       };
       if (s.style === 'dash') opts.dash = [8, 5];
       if (s.style === 'points') opts.paths = function () { return null; };
+      if (s.style === 'band') {
+        opts.width = 1;
+        opts.stroke = color + '66';
+        opts.points = { show: false };
+      }
       series.push(opts);
       var points = 0;
       (spec.data[i + 1] || []).forEach(function (v) { if (v != null) points++; });
@@ -154,6 +181,12 @@
       legend: { live: true },
       hooks: { draw: [function (u) { drawDecorations(u, spec, record); writeSelftest(); }] },
     };
+    // Shaded ranges between two series (min-max of repeats): [upper, lower] series indexes.
+    if (spec.bands && spec.bands.length) {
+      opts.bands = spec.bands.map(function (b) {
+        return { series: [b.upper + 1, b.lower + 1], fill: palette[b.of % palette.length] + '22' };
+      });
+    }
     var plot = new uPlot(opts, spec.data, holder);
     record.width = plot.width;
     record.height = plot.height;

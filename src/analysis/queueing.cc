@@ -145,6 +145,13 @@ double response_quantile_ns(const QueueModel& m, double q) {
   return lo + (hi - lo) / 2;
 }
 
+double wait_quantile_ns(const QueueModel& m, double q) {
+  if (!(q > 0 && q < 1)) return kNaN;
+  if (q <= 1 - m.p_wait) return 0;
+  const double theta = m.servers * m.mu_rps - m.lambda_rps;
+  return std::log(m.p_wait / (1 - q)) / theta * kNsPerSecond;
+}
+
 Result<std::vector<UtilisationRow>> mm1_utilisation_table(double mu_rps,
                                                           std::span<const double> utilisations) {
   if (!finite_positive(mu_rps)) {

@@ -23,6 +23,8 @@
 //   with the limit C mu t e^{-mu t} for the term when c - 1 - a = 0; it is evaluated in the form
 //   that never overflows (expm1 of the smaller exponent) and inverted by bisection. For c = 1 it
 //   reduces to e^{-(mu - lambda) t}, the M/M/1 result.
+//   The wait alone (same section): P(Wq > t) = C e^{-theta t}, so its q-quantile is 0 when
+//   q <= 1 - C (those arrivals find a free server) and ln(C / (1 - q)) / theta otherwise.
 //
 // Units: rates in requests per second, times in nanoseconds, lengths in requests.
 // Pure functions: no I/O, no clock, no shared state; safe to call from any thread.
@@ -75,6 +77,10 @@ double response_survival(const QueueModel& model, double t_ns);
 // closed form for M/M/1, bisection on response_survival otherwise (relative precision 1e-12).
 // NaN when q is not in (0, 1).
 double response_quantile_ns(const QueueModel& model, double q);
+
+// The q-quantile of the wait in the queue (Wq), in ns, closed form above: 0 for the share
+// 1 - C of arrivals that find a free server. NaN when q is not in (0, 1).
+double wait_quantile_ns(const QueueModel& model, double q);
 
 // The seed's utilisation rows, 30 % to 99 %.
 inline constexpr std::array<double, 7> kSeedUtilisations{0.30, 0.50, 0.70, 0.80, 0.90, 0.95, 0.99};

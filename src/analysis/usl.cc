@@ -106,6 +106,12 @@ struct Candidate {
   double kappa = kNaN;
   double lambda_rps = kNaN;
   double sse = kNaN;
+  // Standard errors of the free parameters (NaN for a held one, or without a degree of
+  // freedom): sqrt of the diagonal of s^2 (J^T J)^-1, s^2 = SSE / (n - p), with sigma = s^2 and
+  // kappa = k^2 carried through by the delta method (se(sigma) = 2 |s| se(s)).
+  double sigma_se = kNaN;
+  double kappa_se = kNaN;
+  double lambda_se = kNaN;
   std::string failure;  // empty when the fit gave finite parameters
 };
 
@@ -114,6 +120,9 @@ struct GslWorkspaceFree {
 };
 struct GslVectorFree {
   void operator()(gsl_vector* v) const { gsl_vector_free(v); }
+};
+struct GslMatrixFree {
+  void operator()(gsl_matrix* m) const { gsl_matrix_free(m); }
 };
 
 Candidate fit_shape(std::span<const ThroughputPoint> points, Shape shape, const Params& start) {
@@ -162,6 +171,19 @@ Candidate fit_shape(std::span<const ThroughputPoint> points, Shape shape, const 
   c.sse = sse(points, c.sigma, c.kappa, c.lambda_rps);
   if (!std::isfinite(c.sse) || !std::isfinite(c.lambda_rps) || !(c.lambda_rps > 0)) {
     c.failure = "the solver left the model undefined";
+    return c;
+  }
+  if (points.size() > p) {
+    std::unique_ptr<gsl_matrix, GslMatrixFree> covar(gsl_matrix_alloc(p, p));
+    if (covar && gsl_multifit_nlinear_covar(gsl_multifit_nlinear_jac(w.get()), 0.0,
+                                            covar.get()) == GSL_SUCCESS) {
+      const double s2 = c.sse / static_cast<double>(points.size() - p);
+      auto se = [&](size_t k) { return std::sqrt(s2 * gsl_matrix_get(covar.get(), k, k)); };
+      size_t k = 0;
+      c.lambda_se = se(k++);
+      if (shape.fit_sigma) c.sigma_se = 2 * std::abs(fit.s) * se(k++);
+      if (shape.fit_kappa) c.kappa_se = 2 * std::abs(fit.k) * se(k++);
+    }
   }
   return c;
 }
@@ -284,6 +306,10 @@ Result<UslFit> fit_usl(std::span<const ThroughputPoint> points) {
   fit.sigma = chosen->sigma;
   fit.kappa = chosen->kappa;
   fit.lambda_rps = chosen->lambda_rps;
+  auto known = [](double v) { return std::isfinite(v) ? std::optional<double>(v) : std::nullopt; };
+  fit.sigma_se = known(chosen->sigma_se);
+  fit.kappa_se = known(chosen->kappa_se);
+  fit.lambda_se = known(chosen->lambda_se);
   fit.r_squared = sst > 0 ? 1 - chosen->sse / sst : kNaN;
   fit.points = sorted.size();
   fit.held_at_zero = held_words(chosen->shape);

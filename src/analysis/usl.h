@@ -48,7 +48,14 @@ struct ThroughputPoint {
 struct UslFit {
   double sigma = 0;       // contention, >= 0 (dimensionless)
   double kappa = 0;       // coherency, >= 0 (dimensionless)
-  double lambda_rps = 0;  // throughput at N = 1, req/s
+  // The fitted slope at the origin, req/s: X(N) ~ lambda N for small N. Not the measured X(1):
+  // the fit weighs every level, so lambda differs from X(1) by X(1)'s residual.
+  double lambda_rps = 0;
+  // Standard errors, from the Jacobian at the solution: sqrt(diag(s^2 (J^T J)^-1)),
+  // s^2 = SSE / (n - p) (the usual nonlinear least-squares estimate; GSL's
+  // gsl_multifit_nlinear_covar), sigma's and kappa's by the delta method through sigma = s^2,
+  // kappa = k^2. Empty for a parameter held at 0, or with as many parameters as points.
+  std::optional<double> sigma_se, kappa_se, lambda_se;
   // 1 - SSE / SST over the points (SST around the mean X); NaN when every X is equal.
   double r_squared = 0;
   // N* = sqrt((1 - sigma) / kappa); empty when kappa = 0 (throughput never turns down) or

@@ -121,6 +121,16 @@ class SweepCommand final : public Subcommand {
     HostObserver observer(server_pid,
                           std::chrono::duration_cast<std::chrono::milliseconds>(*sample_every));
     Progress progress(progress_flags_);
+    report::LoadParams params = load_params(plan->levels[0][0], flags_.url, repeat_);
+    params.threads = flags_.threads;  // as asked; a level runs min(threads, N) of them
+    {
+      const std::string heading =
+          report::sweep_heading(params, target, plan->levels.size(), by_rate);
+      size_t from = 0;
+      for (size_t nl; (nl = heading.find('\n', from)) != std::string::npos; from = nl + 1) {
+        progress.print_line(heading.substr(from, nl - from));
+      }
+    }
     progress.print_line(report::live_sweep_header(by_rate));
     engine::PlanControl control;
     control.interrupt = &install_interrupt_handler();
@@ -150,8 +160,6 @@ class SweepCommand final : public Subcommand {
 
     std::vector<std::vector<core::RunResult>> runs;  // [level][repeat]
     for (auto& level : result.levels) runs.push_back(std::move(level[0]));
-    report::LoadParams params = load_params(plan->levels[0][0], flags_.url, repeat_);
-    params.threads = flags_.threads;  // as asked; a level runs min(threads, N) of them
     report::SweepDocument doc = report::analyse_sweep(
         target, started_at, std::move(params), runs, probes::read_host_context(probes::FsReader()));
     if (result.failed || result.interrupted) {

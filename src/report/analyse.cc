@@ -502,7 +502,10 @@ SweepDocument analyse_sweep(std::string target, std::string started_at, LoadPara
                          known(fit->r_squared),
                          fit->peak_concurrency,
                          fit->peak_throughput_rps,
-                         fit->flags};
+                         fit->flags,
+                         fit->sigma_se,
+                         fit->kappa_se,
+                         fit->lambda_se};
     } else {
       d.usl_error = fit.status().message();
     }

@@ -200,6 +200,28 @@ Result<ComparisonDocument> compare(const Document& a, const std::string& label_a
   return compare(*sa, *sb);
 }
 
+std::vector<std::vector<std::string>> compare_rows(const ComparisonDocument& c) {
+  const bool open = c.a.mode == LoopMode::kOpen;
+  std::vector<std::vector<std::string>> rows;
+  rows.push_back({open ? "rate(req/s)" : "concurrency", "figure", "a", "b", "b/a", "verdict"});
+  for (const CompareLevelFigures& level : c.levels) {
+    const LevelKey key = level.rate_rps ? *level.rate_rps : level.concurrency.value_or(LevelKey{});
+    bool first = true;
+    for (const char* name : kComparedFigures) {
+      auto it = level.figures.find(name);
+      if (it == level.figures.end()) continue;
+      const FigureFigures& f = it->second;
+      rows.push_back({first ? key_text(key.value, open) : "", figure_label(name),
+                      figure_text(name, f.a, level.a_repeats),
+                      figure_text(name, f.b, level.b_repeats),
+                      f.ratio ? fmt::format("{:.2f}x", *f.ratio) : "-",
+                      std::string(difference_text(difference_of(f.difference)))});
+      first = false;
+    }
+  }
+  return rows;
+}
+
 std::string render_compare_text(const ComparisonDocument& c) {
   const bool open = c.a.mode == LoopMode::kOpen;
   std::string out = "knee report: a against b, level by level\n";
@@ -212,25 +234,7 @@ std::string render_compare_text(const ComparisonDocument& c) {
   if (c.levels.empty()) {
     out += "no level is in both files\n";
   } else {
-    std::vector<std::vector<std::string>> rows;
-    rows.push_back({open ? "rate(req/s)" : "concurrency", "figure", "a", "b", "b/a", "verdict"});
-    for (const CompareLevelFigures& level : c.levels) {
-      const LevelKey key =
-          level.rate_rps ? *level.rate_rps : level.concurrency.value_or(LevelKey{});
-      bool first = true;
-      for (const char* name : kComparedFigures) {
-        auto it = level.figures.find(name);
-        if (it == level.figures.end()) continue;
-        const FigureFigures& f = it->second;
-        rows.push_back({first ? key_text(key.value, open) : "", figure_label(name),
-                        figure_text(name, f.a, level.a_repeats),
-                        figure_text(name, f.b, level.b_repeats),
-                        f.ratio ? fmt::format("{:.2f}x", *f.ratio) : "-",
-                        std::string(difference_text(difference_of(f.difference)))});
-        first = false;
-      }
-    }
-    out += render_table(rows, {false, true, false, false, false, true});
+    out += render_table(compare_rows(c), {false, true, false, false, false, true});
   }
   const char* what = open ? "rate" : "concurrency";
   if (!c.only_in_a.empty()) {

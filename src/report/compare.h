@@ -87,6 +87,11 @@ core::Result<ComparisonDocument> compare(const CompareSide& a, const CompareSide
 core::Result<ComparisonDocument> compare(const Document& a, const std::string& label_a,
                                          const Document& b, const std::string& label_b);
 
+// The comparison's verdict table, header row first: per level and figure the level (on its first
+// row), the figure, a and b as median (min-max), b/a and the verdict. The text and the HTML
+// compare print the same rows.
+std::vector<std::vector<std::string>> compare_rows(const ComparisonDocument& c);
+
 // The comparison as text: a header per file (target, start, threads, duration, repeats), then
 // per level a table of figures: a, b, b/a and the verdict; then the levels only one file has.
 std::string render_compare_text(const ComparisonDocument& c);

@@ -353,6 +353,9 @@ void describe(Io& io, UslFigures& u) {
   io.nullable("peak_concurrency", u.peak_concurrency);
   io.nullable("peak_throughput_rps", u.peak_throughput_rps);
   io("flags", u.flags);
+  io.nullable("sigma_se", u.sigma_se);
+  io.nullable("kappa_se", u.kappa_se);
+  io.nullable("lambda_se", u.lambda_se);
 }
 
 template <class Io>
@@ -659,6 +662,8 @@ void describe(Io& io, MmcDocument& d) {
   io("mean_queue_length", d.mean_queue_length);
   io("mean_in_system", d.mean_in_system);
   io("response_ns", d.response_ns);
+  io("wait_ns", d.wait_ns);
+  io("p_block", d.p_block);
   io("source", d.source);
 }
 
@@ -693,6 +698,9 @@ void describe(Io& io, UslDocument& d) {
   io.nullable("peak_throughput_rps", d.peak_throughput_rps);
   io("held_at_zero", d.held_at_zero);
   io("flags", d.flags);
+  io.nullable("sigma_se", d.sigma_se);
+  io.nullable("kappa_se", d.kappa_se);
+  io.nullable("lambda_se", d.lambda_se);
   io("points", d.points);
   io("kneedle", d.kneedle);
   io("source", d.source);

@@ -305,6 +305,8 @@ struct UslFigures {
   double sigma = 0, kappa = 0, lambda_rps = 0;
   std::optional<double> r_squared, peak_concurrency, peak_throughput_rps;
   std::vector<std::string> flags;
+  // Standard errors (analysis::UslFit); empty for a parameter held at 0.
+  std::optional<double> sigma_se, kappa_se, lambda_se;
   bool operator==(const UslFigures&) const = default;
 };
 
@@ -536,6 +538,10 @@ struct MmcDocument {
   double mu_rps = 0, lambda_rps = 0, offered_load = 0, utilisation = 0, p_wait = 0;
   double mean_wait_ns = 0, mean_response_ns = 0, mean_queue_length = 0, mean_in_system = 0;
   std::map<std::string, std::optional<double>> response_ns;  // p50, p90, p99, p999
+  std::map<std::string, std::optional<double>> wait_ns;      // the same of the wait Wq alone
+  // Erlang B: the share of arrivals an M/M/c/c system (the same servers, no queue) would turn
+  // away.
+  double p_block = 0;
   std::string source;
   bool operator==(const MmcDocument&) const = default;
 };
@@ -556,6 +562,7 @@ struct UslDocument {
   std::optional<double> r_squared, peak_concurrency, peak_throughput_rps;
   std::string held_at_zero;
   std::vector<std::string> flags;
+  std::optional<double> sigma_se, kappa_se, lambda_se;  // standard errors (analysis::UslFit)
   std::vector<UslPoint> points;
   KneedleResult kneedle;
   std::string source;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "analysis/usl.h"
+#include "report/compare.h"
 #include "report/document.h"
 #include "report/web_assets.h"
 
@@ -491,6 +492,7 @@ std::vector<std::string> warmup_notes(const PageInput& page) {
 }
 
 std::string list_items(const std::vector<std::string>& items, const char* cls) {
+  if (items.empty()) return "";
   std::string out = fmt::format("<ul class=\"{}\">\n", cls);
   for (const std::string& i : items) out += "<li>" + esc(i) + "</li>\n";
   return out + "</ul>\n";
@@ -687,9 +689,35 @@ std::vector<std::string> run_verdicts(const Level& l) {
                           fixed(l.p999_ms, 3),
                           fixed(ms_of(static_cast<double>(r.latency_ns.max)), 3)));
   if (l.open) {
-    v.push_back(fmt::format("open loop: {:.1f} req/s achieved of {:.1f} asked for",
-                            r.open->achieved_rate_rps, l.x));
+    const OpenLoopFigures& o = *r.open;
+    v.push_back(
+        fmt::format("open loop: {:.1f} req/s achieved of {:.1f} asked for; {} scheduled, "
+                    "{} never sent (still waiting for a connection at the end)",
+                    o.achieved_rate_rps, l.x, o.scheduled, o.never_sent));
+    v.push_back(fmt::format(
+        "service time (actual send to response) p50 {} ms, p99 {} ms; send lag (actual minus "
+        "intended send) p50 {} ms, p99 {} ms",
+        fixed(ms_of(static_cast<double>(o.service_time_ns.p50)), 3),
+        fixed(ms_of(static_cast<double>(o.service_time_ns.p99)), 3),
+        fixed(ms_of(static_cast<double>(o.send_lag_ns.p50)), 3),
+        fixed(ms_of(static_cast<double>(o.send_lag_ns.p99)), 3)));
+    v.push_back(fmt::format(
+        "{} of {} requests sent over 1 ms late ({}); at most {} waited for a connection at "
+        "once (backlog); every connection busy {} of the time",
+        o.late, r.sent,
+        pct(r.sent > 0 ? std::optional<double>(100.0 * static_cast<double>(o.late) /
+                                               static_cast<double>(r.sent))
+                       : std::nullopt),
+        o.max_backlog, pct(100 * o.pool_full_share)));
   }
+  v.push_back(fmt::format(
+      "warm-up: {} sent, {} completed, {} failed, {} aborted, {} carried over "
+      "into the measured phase",
+      r.warmup.sent, r.warmup.completed, r.warmup.failed, r.warmup.aborted, r.warmup.carried_over));
+  v.push_back(fmt::format(
+      "transfer: {:.0f} bytes/s received ({} bytes, {} of them body), {:.0f} "
+      "bytes/s sent",
+      r.bytes.received_per_s, r.bytes.received, r.bytes.received_body, r.bytes.sent_per_s));
   if (l.x_times_mean_r) {
     v.push_back(fmt::format("Little's law: X * mean R = {:.2f} against {} {}", *l.x_times_mean_r,
                             l.open ? "a mean in the system of" : "N =",
@@ -697,6 +725,10 @@ std::vector<std::string> run_verdicts(const Level& l) {
                 (l.little_holds ? " (holds within 5 %)" : " (BROKEN: off by more than 5 %)"));
   }
   if (!l.saturated.empty()) v.push_back("saturated: " + l.saturated + ": " + l.saturated_detail);
+  if (l.f->saturated) {
+    for (const std::string& w : l.f->saturated->warnings) v.push_back("warning: " + w);
+  }
+  for (const std::string& n : l.f->notes) v.push_back("note: " + n);
   return v;
 }
 
@@ -792,27 +824,57 @@ core::Result<json> compare_chart_data(const SweepDocument& a, const SweepDocumen
   }
   const std::string x_label = open ? "arrival rate (req/s)" : "concurrency N (connections)";
   json data{{"kind", "compare"}, {"charts", json::array()}};
+  // A figure's range over a level's repeats: the median run's value and the min and max.
   struct Figure {
     const char* id;
     const char* title;
     const char* axis;
-    std::optional<double> (*get)(const Level&);
+    const Range& (*range)(const LevelFigures&);
+    double scale;  // to the axis' unit
   };
   const Figure figures[] = {
       {"throughput", "Throughput: A against B", "throughput (req/s)",
-       [](const Level& l) { return std::optional<double>(l.throughput_rps); }},
-      {"p99", "p99 latency: A against B", "p99 (ms)", [](const Level& l) { return l.p99_ms; }}};
+       [](const LevelFigures& f) -> const Range& { return f.ranges.throughput_rps; }, 1.0},
+      {"p99", "p99 latency: A against B", "p99 (ms)",
+       [](const LevelFigures& f) -> const Range& { return f.ranges.latency_ns.p99; }, 1e-6}};
+  const bool bands = a.params.repeats > 1 || b.params.repeats > 1;
   for (const Figure& f : figures) {
     json c = chart(f.id, f.title,
-                   "The same figure of two sweeps per level (median runs), A solid, B dashed.",
+                   std::string("The same figure of two sweeps per level (median runs), A solid, B "
+                               "dashed") +
+                       (bands ? "; the shaded bands span each level's repeats, min to max." : "."),
                    x_label, "log2", json::array({axis(f.axis)}));
     if (std::string_view(f.id) == "p99") c["log_toggle"] = true;
+    // Series: A, B, then per side with repeats its max and min (a band between them).
+    constexpr size_t kSeries = 6;
     std::map<double, std::vector<std::optional<double>>> rows;
-    for (const Level& l : pa.levels) put(rows, l.x, 2, 0, f.get(l));
-    for (const Level& l : pb.levels) put(rows, l.x, 2, 1, f.get(l));
+    const std::vector<Level>* sides[] = {&pa.levels, &pb.levels};
+    for (size_t side = 0; side < 2; ++side) {
+      for (const Level& l : *sides[side]) {
+        const bool latency = l.f->median.latency_ns.count > 0 || std::string_view(f.id) != "p99";
+        const Range& r = f.range(*l.f);
+        put(rows, l.x, kSeries, side,
+            latency ? std::optional<double>(r.median * f.scale) : std::nullopt);
+        if (latency && l.f->repeats > 1) {
+          put(rows, l.x, kSeries, 2 + 2 * side, r.max * f.scale);
+          put(rows, l.x, kSeries, 3 + 2 * side, r.min * f.scale);
+        }
+      }
+    }
     c["series"].push_back(series("A: " + label_a, 0, "line"));
     c["series"].push_back(series("B: " + label_b, 0, "dash"));
-    c["data"] = aligned(rows, 2);
+    c["bands"] = json::array();
+    for (size_t side = 0; side < 2; ++side) {
+      const std::string name = side == 0 ? "A" : "B";
+      json hi = series(name + " max of repeats", 0, "band"),
+           lo = series(name + " min of repeats", 0, "band");
+      hi["of"] = side;
+      lo["of"] = side;
+      c["series"].push_back(std::move(hi));
+      c["series"].push_back(std::move(lo));
+      c["bands"].push_back(json{{"upper", 2 + 2 * side}, {"lower", 3 + 2 * side}, {"of", side}});
+    }
+    c["data"] = aligned(rows, kSeries);
     data["charts"].push_back(std::move(c));
   }
   return data;
@@ -823,13 +885,37 @@ core::Result<std::string> render_compare_html(const SweepDocument& a, const Swee
                                               const std::string& label_b) {
   auto data = compare_chart_data(a, b, label_a, label_b);
   if (!data) return data.status();
+  auto cmp = compare(Document(a), label_a, Document(b), label_b);
+  if (!cmp) return cmp.status();
   const std::string title = "knee compare: " + label_a + " against " + label_b;
   std::string body = "<header>\n<h1>" + esc(title) + "</h1>\n</header>\n";
+  // The verdicts, as the text compare prints them: a difference counts only when both files
+  // have repeats and their min-max ranges do not overlap.
+  body +=
+      "<section class=\"table\">\n<h2>A against B, level by level</h2>\n<p>Figures are "
+      "the median (min&ndash;max) over each level's repeats; a difference counts when both "
+      "files have repeats and the two ranges do not overlap.</p>\n";
+  const std::vector<std::vector<std::string>> rows = compare_rows(*cmp);
+  if (rows.size() <= 1) {
+    body += "<p>No level is in both files.</p>\n";
+  } else {
+    body += "<table class=\"compare\">\n<thead><tr>";
+    for (const std::string& h : rows[0]) body += "<th>" + esc(h) + "</th>";
+    body += "</tr></thead>\n<tbody>\n";
+    for (size_t i = 1; i < rows.size(); ++i) {
+      body += "<tr>";
+      for (const std::string& cell : rows[i]) body += "<td>" + esc(cell) + "</td>";
+      body += "</tr>\n";
+    }
+    body += "</tbody>\n</table>\n";
+  }
+  body += "</section>\n";
   for (const auto& [label, doc] :
        {std::pair{"A: " + label_a, &a}, std::pair{"B: " + label_b, &b}}) {
     const PageInput in = page_input(*doc);
     body += "<section class=\"table\">\n<h2>" + esc(label) + "</h2>\n" + params_list(in) +
-            list_items(sweep_verdicts(in), "verdicts") + summary_table(in) + "</section>\n";
+            list_items(sweep_verdicts(in), "verdicts") + list_items(doc->warnings, "warnings") +
+            list_items(doc->host.warnings, "warnings") + summary_table(in) + "</section>\n";
   }
   return page(title, body, "", *data);
 }

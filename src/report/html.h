@@ -24,7 +24,12 @@
 //   "log_toggle": bool,          a checkbox switches the first y axis to log10,
 //   "data": [[x...], [y...]...]: uPlot's aligned columns, x increasing, null where a series has
 //                                no point (and between sweep levels on the time axis),
-//   "series": [{"label", "axis" (0|1), "style": "points"|"line"|"dash"}], one per y column,
+//   "series": [{"label", "axis" (0|1), "style": "points"|"line"|"dash"|"band", "of"}], one per
+//                                y column; a "band" series is the thin edge of a range, in the
+//                                colour of series "of",
+//   "bands" (optional): [{"upper", "lower", "of"}]: the area between two series (indexes into
+//                                "series") shaded in the colour of series "of" (min-max of
+//                                repeats in a compare),
 //   "marks": [{"x", "label", "style"}]: vertical lines, style "knee", "secondary" (Kneedle) or
 //                                "level" (where a sweep level starts on the time axis),
 //   "point_labels": [{"series", "x", "text"}]: words drawn at a series' point at x (the saturated
@@ -38,7 +43,7 @@
 // series per level), "over_time" (per-second throughput and p99, when the JSON has intervals),
 // "cpu" (server process, busiest client thread and all CPUs per level, the saturated resource
 // named at each level). Of a run: "spectrum" and "over_time". Of a compare: "throughput" and
-// "p99" of both sweeps against N.
+// "p99" of both sweeps against N, each with the min-max band of its repeats.
 //
 // An unknown figure reads "-" in the table and gives no point in a chart.
 // Thread-safety: pure functions.

@@ -290,7 +290,9 @@ Result<MmcDocument> mmc_document(int servers, double mu_rps, double lambda_rps) 
   const char* names[] = {"p50", "p90", "p99", "p999"};
   for (size_t i = 0; i < 4; ++i) {
     d.response_ns[names[i]] = finite(analysis::response_quantile_ns(*m, qs[i]));
+    d.wait_ns[names[i]] = finite(analysis::wait_quantile_ns(*m, qs[i]));
   }
+  d.p_block = analysis::erlang_b(m->servers, m->offered_load);
   d.source = kMmcSource;
   return d;
 }
@@ -306,12 +308,24 @@ std::string render_mmc_text(const MmcDocument& d) {
   out += fmt::format("  offered load a    {:.3f} Erlangs, utilisation rho {}\n", d.offered_load,
                      pct(d.utilisation, 1));
   out += fmt::format("  P(wait)           {:.4f} (Erlang C)\n", d.p_wait);
+  out += fmt::format(
+      "  P(block)          {:.4f} (Erlang B: the share an M/M/c/c system, the same servers "
+      "with no queue, would turn away)\n",
+      d.p_block);
   out += fmt::format("  mean wait Wq      {:.3f} ms\n", ms(d.mean_wait_ns));
   out += fmt::format("  mean response W   {:.3f} ms (Wq + 1/mu)\n", ms(d.mean_response_ns));
   out += fmt::format("  mean queue Lq     {:.3f} requests (lambda Wq)\n", d.mean_queue_length);
   out += fmt::format("  mean in system L  {:.3f} requests (lambda W)\n", d.mean_in_system);
   out += fmt::format("  response (ms)     p50 {:.3f}  p90 {:.3f}  p99 {:.3f}  p99.9 {:.3f}\n",
                      q("p50"), q("p90"), q("p99"), q("p999"));
+  auto w = [&](const char* name) {
+    auto it = d.wait_ns.find(name);
+    return ms(it == d.wait_ns.end() ? NAN : it->second.value_or(NAN));
+  };
+  out += fmt::format(
+      "  wait Wq (ms)      p50 {:.3f}  p90 {:.3f}  p99 {:.3f}  p99.9 {:.3f}  (P(Wq > t) = C "
+      "e^-(c mu - lambda) t: 0 for the {:.1f}% that find a server free)\n",
+      w("p50"), w("p90"), w("p99"), w("p999"), 100 * (1 - d.p_wait));
   return out;
 }
 
@@ -333,6 +347,9 @@ Result<UslDocument> usl_document(const std::vector<ThroughputPoint>& points, std
   d.peak_throughput_rps = fit->peak_throughput_rps;
   d.held_at_zero = fit->held_at_zero;
   d.flags = fit->flags;
+  d.sigma_se = fit->sigma_se;
+  d.kappa_se = fit->kappa_se;
+  d.lambda_se = fit->lambda_se;
   for (const ThroughputPoint& p : sorted) {
     d.points.push_back(UslPoint{
         p.concurrency, p.throughput_rps,
@@ -369,9 +386,33 @@ std::string render_usl_text(const UslDocument& d) {
                  fmt::format("{:+.2f}%", 100 * (p.throughput_rps - p.fitted_rps) / p.fitted_rps)});
   }
   out += render_table(t);
-  out += fmt::format("  sigma   {:.4g}  (contention: the serialised fraction)\n", d.sigma);
-  out += fmt::format("  kappa   {:.4g}  (coherency: crosstalk per pair of requests)\n", d.kappa);
-  out += fmt::format("  lambda  {:.4g} req/s  (throughput at N = 1)\n", d.lambda_rps);
+  // "0.03878 +- 0.0021", or "0 (held)" for a parameter the chosen model leaves out.
+  auto with_se = [](double v, const std::optional<double>& se, bool held) {
+    if (held) return std::string("0 (held at 0 by the simpler model)");
+    return se ? fmt::format("{:.4g} +- {:.2g}", v, *se) : fmt::format("{:.4g}", v);
+  };
+  const bool sigma_held = d.held_at_zero == "sigma" || d.held_at_zero == "sigma and kappa";
+  const bool kappa_held = d.held_at_zero == "kappa" || d.held_at_zero == "sigma and kappa";
+  out += fmt::format("  sigma   {}  (contention: the serialised fraction)\n",
+                     with_se(d.sigma, d.sigma_se, sigma_held));
+  out += fmt::format("  kappa   {}  (coherency: crosstalk per pair of requests)\n",
+                     with_se(d.kappa, d.kappa_se, kappa_held));
+  std::string measured_x1;
+  for (const UslPoint& p : d.points) {
+    if (p.concurrency == 1)
+      measured_x1 = fmt::format("; the measured X(1) is {:.5g}", p.throughput_rps);
+  }
+  out += fmt::format(
+      "  lambda  {} req/s  (the fitted slope at the origin, X(N) ~ lambda N for small N{})\n",
+      with_se(d.lambda_rps, d.lambda_se, false), measured_x1);
+  out += "  (+- one standard error, from the fit's Jacobian)\n";
+  if (d.sigma > 0) {
+    out += fmt::format(
+        "  amdahl  1/sigma = {:.1f}; ceiling lambda/sigma = {:.5g} req/s: the most throughput "
+        "contention alone would allow (at N = 1 + 1/sigma it halves the throughput per request "
+        "in flight)\n",
+        1 / d.sigma, d.lambda_rps / d.sigma);
+  }
   out += fmt::format("  R^2     {}\n", d.r_squared ? fmt::format("{:.4f}", *d.r_squared) : "-");
   if (d.peak_concurrency) {
     out += fmt::format("  peak    N* = sqrt((1 - sigma) / kappa) = {:.1f}, X(N*) = {:.5g} req/s\n",

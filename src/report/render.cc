@@ -222,18 +222,8 @@ std::string render_run_text(const RunDocument& doc) {
 
 std::string render_sweep_text(const SweepDocument& doc) {
   std::string out;
-  out += fmt::format("knee sweep: {} {}\n", doc.params.method, doc.params.url);
-  if (doc.target != doc.params.url) out += fmt::format("  target: {}\n", doc.target);
   const bool open = doc.mode() == LoopMode::kOpen;
-  out += fmt::format(
-      "  {} level{}, {}, {:.2f} s measured after {:.2f} s warm-up each, {} "
-      "client thread{}{}\n\n",
-      doc.levels.size(), doc.levels.size() == 1 ? "" : "s",
-      open ? "open loop (latency from the intended send)" : "closed loop", doc.params.duration_s,
-      doc.params.warmup_s, doc.params.threads, doc.params.threads == 1 ? "" : "s",
-      doc.params.repeats > 1
-          ? fmt::format(", {} repeats per level: median (min-max)", doc.params.repeats)
-          : "");
+  out += sweep_heading(doc.params, doc.target, doc.levels.size(), open) + "\n";
   // One latency unit for the table, like wrk: microseconds when every level answered within 1 ms.
   bool micro = true;
   for (const LevelFigures& level : doc.levels) {
@@ -388,6 +378,20 @@ std::string render_text(const Document& doc) {
     }
   };
   return std::visit(Text{}, doc);
+}
+
+std::string sweep_heading(const LoadParams& params, const std::string& target, size_t levels,
+                          bool open) {
+  std::string out = fmt::format("knee sweep: {} {}\n", params.method, params.url);
+  if (target != params.url) out += fmt::format("  target: {}\n", target);
+  out += fmt::format(
+      "  {} level{}, {}, {:.2f} s measured after {:.2f} s warm-up each, {} client thread{}{}\n",
+      levels, levels == 1 ? "" : "s",
+      open ? "open loop (latency from the intended send)" : "closed loop", params.duration_s,
+      params.warmup_s, params.threads, params.threads == 1 ? "" : "s",
+      params.repeats > 1 ? fmt::format(", {} repeats per level: median (min-max)", params.repeats)
+                         : "");
+  return out;
 }
 
 std::string live_sweep_header(bool by_rate) {

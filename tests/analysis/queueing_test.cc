@@ -129,6 +129,24 @@ TEST(Mmc, MoreServersWaitLessAtTheSameUtilisation) {
   EXPECT_LT(response_quantile_ns(*eight, 0.99), response_quantile_ns(*one, 0.99));
 }
 
+// The wait alone: P(Wq > t) = C e^-(c mu - lambda) t. Two servers of 1000 req/s at 1500 req/s:
+// C = 0.642857, theta = 500/s; p50 = ln(C / 0.5) / 500 = 0.5026 ms, p99 = ln(C / 0.01) / 500 =
+// 8.3267 ms; 35.7 % find a server free, so quantiles below that are 0. Erlang B(2, 1.5) =
+// 1.125 / 3.625 = 0.310345.
+TEST(Mmc, WaitQuantilesAndErlangB) {
+  auto m = mmc(2, 1500, 1000);
+  ASSERT_TRUE(m);
+  EXPECT_NEAR(m->p_wait, 0.642857, 1e-6);
+  EXPECT_NEAR(wait_quantile_ns(*m, 0.50), 0.502628e6, 10);
+  EXPECT_NEAR(wait_quantile_ns(*m, 0.99), 8.32667e6, 10);
+  EXPECT_EQ(wait_quantile_ns(*m, 0.30), 0);
+  EXPECT_TRUE(std::isnan(wait_quantile_ns(*m, 1.0)));
+  // The quantile inverts the survival: P(Wq > t_q) = 1 - q.
+  const double t = wait_quantile_ns(*m, 0.9) / 1e9;
+  EXPECT_NEAR(m->p_wait * std::exp(-500 * t), 0.1, 1e-12);
+  EXPECT_NEAR(erlang_b(2, 1.5), 0.310345, 1e-6);
+}
+
 TEST(Mmc, RefusesUnstableAndBadInput) {
   auto m = mmc(2, 2000, 1000);
   ASSERT_FALSE(m);

@@ -115,6 +115,37 @@ TEST(Usl, FlagsAWeakFitAndAnExtrapolatedPeak) {
   EXPECT_EQ(fit->flags[1], "peak extrapolated");
 }
 
+// Standard errors of the Cisco data of Gunther's book, checked against an independent
+// Gauss-Newton fit in (lambda, sigma, kappa) directly: se = sqrt(diag(SSE / (n - p) (J^T J)^-1))
+// = 19.95 req/s, 0.002598, 2.538e-05. The fit's lambda is the slope at the origin, not X(1).
+TEST(Usl, StandardErrorsOfTheCiscoData) {
+  const std::vector<ThroughputPoint> pts = {{1, 955.16},  {2, 1878.91},  {4, 3548.68},
+                                            {8, 6231.63}, {16, 9432.25}, {32, 11374.5},
+                                            {64, 10891.3}};
+  auto fit = fit_usl(pts);
+  ASSERT_TRUE(fit) << fit.status().message();
+  EXPECT_NEAR(fit->lambda_rps, 1011.34, 0.05);
+  EXPECT_NE(fit->lambda_rps, 955.16);
+  ASSERT_TRUE(fit->lambda_se && fit->sigma_se && fit->kappa_se);
+  EXPECT_NEAR(*fit->lambda_se, 19.95, 0.2);
+  EXPECT_NEAR(*fit->sigma_se, 0.002598, 0.00003);
+  EXPECT_NEAR(*fit->kappa_se, 2.538e-05, 3e-7);
+}
+
+// A standard error needs a degree of freedom (more points than free parameters), and a
+// parameter held at 0 by the chosen model has none.
+TEST(Usl, StandardErrorsOnlyWithADegreeOfFreedomAndForFreeParameters) {
+  const std::vector<ThroughputPoint> pts = {{1, 100}, {2, 180}, {4, 250}};
+  auto fit = fit_usl(pts);
+  ASSERT_TRUE(fit) << fit.status().message();
+  const bool sigma_free = fit->held_at_zero == "none" || fit->held_at_zero == "kappa";
+  const bool kappa_free = fit->held_at_zero == "none" || fit->held_at_zero == "sigma";
+  const size_t free = 1 + (sigma_free ? 1u : 0u) + (kappa_free ? 1u : 0u);
+  EXPECT_EQ(fit->lambda_se.has_value(), pts.size() > free) << fit->held_at_zero;
+  EXPECT_EQ(fit->sigma_se.has_value(), sigma_free && pts.size() > free);
+  EXPECT_EQ(fit->kappa_se.has_value(), kappa_free && pts.size() > free);
+}
+
 TEST(Usl, RefusesTooFewOrNonPositivePoints) {
   auto two = fit_usl(std::vector<ThroughputPoint>{{1, 100}, {2, 190}});
   ASSERT_FALSE(two);

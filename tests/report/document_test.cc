@@ -104,7 +104,9 @@ TEST(Document, EveryKindCarriesSchemaVersionAndKindAndRoundTrips) {
                    {Mm1Peak{416.67, 0.098, 10.2, {}, "10 or more", "ample"}},
                    "GSTH"},
        "model"},
-      {MmcDocument{2, 1000, 1500, 1.5, 0.75, 0.64, 1, 2, 3, 4, {{"p99", 5e6}}, "GSTH"}, "model"},
+      {MmcDocument{2, 1000, 1500, 1.5, 0.75, 0.64, 1, 2, 3, 4, {{"p99", 5e6}}, {{"p99", 4e6}}, 0.31,
+                   "GSTH"},
+       "model"},
       {usl, "model"},
       {ComparisonDocument{}, "comparison"},
       {LatencyReportDocument{}, "latency"}};

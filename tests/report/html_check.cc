@@ -9,7 +9,8 @@
 //            over_time [intervals, intervals with responses], cpu [levels with each figure];
 //            the knee mark on throughput, latency and cpu, one resource label per level on cpu
 //   run:     spectrum [points of its spectrum], over_time [intervals, intervals with responses]
-//   compare: throughput and p99 [levels of A, levels of B]
+//   compare: throughput and p99 [levels of A, levels of B, then A's levels with repeats twice
+//            (the max and min edges of its band) and B's]
 // Prints one line per chart with its point counts; exit 0 when everything matches and no error
 // was caught, 1 otherwise.
 #include <fmt/format.h>
@@ -149,8 +150,16 @@ int main(int argc, char** argv) {
   if (argc == 4) {
     const json a = json::parse(read_file(argv[2]));
     const json b = json::parse(read_file(argv[3]));
-    want.push_back({"throughput", {a["levels"].size(), b["levels"].size()}, 0, 0});
-    want.push_back({"p99", {a["levels"].size(), b["levels"].size()}, 0, 0});
+    // The medians of A and B, then the max and min edges of each side's band of repeats.
+    auto banded = [](const json& d) {
+      size_t n = 0;
+      for (const json& l : d["levels"]) n += l.value("repeats", 1) > 1 ? 1u : 0u;
+      return n;
+    };
+    const size_t na = a["levels"].size(), nb = b["levels"].size();
+    const size_t ba = banded(a), bb = banded(b);
+    want.push_back({"throughput", {na, nb, ba, ba, bb, bb}, 0, 0});
+    want.push_back({"p99", {na, nb, ba, ba, bb, bb}, 0, 0});
   } else {
     want = expected_of(json::parse(read_file(argv[2])));
   }
