@@ -2,16 +2,12 @@
 
 #include <fmt/core.h>
 #include <signal.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <cerrno>
-#include <cstdlib>
-#include <cstring>
 #include <ctime>
-#include <sstream>
 
 #include "report/hlog.h"
+#include "report/html.h"
 
 namespace knee::cli {
 
@@ -56,90 +52,25 @@ Status check_server_pid(std::optional<int> pid) {
 HostObserver::HostObserver(std::optional<int> server_pid, std::chrono::milliseconds every)
     : server_pid_(server_pid), sampler_(probes::FsReader("/"), every) {}
 
-namespace {
-
-// Whether `a` and `b` name the same existing file (same device and inode).
-bool same_file(const std::string& a, const std::string& b) {
-  struct stat sa {
-  }, sb{};
-  return ::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0 && sa.st_dev == sb.st_dev &&
-         sa.st_ino == sb.st_ino;
-}
-
-// The mode a new file at `path` gets: the existing file's, or 0666 less the umask.
-mode_t mode_for(const std::string& path) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) == 0) return st.st_mode & 07777;
-  const mode_t mask = ::umask(0);
-  ::umask(mask);
-  return 0666 & ~mask;
-}
-
-}  // namespace
-
-OutputFile::~OutputFile() {
-  if (temp_path_.empty()) return;
-  file_.close();
-  ::unlink(temp_path_.c_str());
-}
-
 Status OutputFile::open(std::string_view flag, std::string path,
                         const std::vector<std::string>& inputs) {
-  flag_ = flag;
-  path_ = std::move(path);
-  if (path_.empty() || path_ == "-") return Status::ok();
-  for (const std::string& input : inputs) {
-    if (input == path_ || same_file(input, path_)) {
-      return Status::invalid_argument(fmt::format(
-          "{}: '{}' is also an input of this command; write to another file (nothing was "
-          "changed)",
-          flag_, path_));
-    }
-  }
-  struct stat st {};
-  if (::stat(path_.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
-    return Status::invalid_argument(
-        fmt::format("{}: '{}' is a directory; give a file path", flag_, path_));
-  }
-  const size_t slash = path_.rfind('/');
-  const std::string dir = slash == std::string::npos ? "" : path_.substr(0, slash + 1);
-  const std::string name = slash == std::string::npos ? path_ : path_.substr(slash + 1);
-  std::string temp = dir + "." + name + ".XXXXXX";
-  const int fd = ::mkstemp(temp.data());
-  if (fd < 0) {
-    return Status::invalid_argument(
-        fmt::format("{}: cannot write '{}': {}; give a writable file path", flag_, path_,
-                    std::strerror(errno)));
-  }
-  ::fchmod(fd, mode_for(path_));
-  ::close(fd);
-  temp_path_ = temp;
-  file_.open(temp_path_, std::ios::binary | std::ios::trunc);
-  if (!file_) {
-    return Status::invalid_argument(
-        fmt::format("{}: cannot write '{}'; give a writable file path", flag_, path_));
-  }
-  return Status::ok();
-}
-
-Status OutputFile::commit() {
-  file_.close();
-  if (!file_) return Status::io_error(fmt::format("{}: cannot write '{}'", flag_, path_));
-  if (::rename(temp_path_.c_str(), path_.c_str()) != 0) {
-    return Status::io_error(
-        fmt::format("{}: cannot write '{}': {}", flag_, path_, std::strerror(errno)));
-  }
-  temp_path_.clear();
-  return Status::ok();
+  to_stdout_ = path == "-";
+  return to_stdout_ ? Status::ok() : file_.open(flag, std::move(path), inputs);
 }
 
 Status OutputFile::write(const std::string& text) {
-  if (path_ == "-") {
-    fmt::print("{}", text);
-    return Status::ok();
+  if (!to_stdout_) return file_.write(text);
+  fmt::print("{}", text);
+  return Status::ok();
+}
+
+Status HlogOutput::open(std::string path) {
+  if (path == "-") {
+    return Status::invalid_argument(
+        "--hlog: give a file name; the log is written to it as the run goes, and stdout carries "
+        "the text");
   }
-  file_ << text;
-  return commit();
+  return file_.open("--hlog", std::move(path));
 }
 
 void HlogOutput::write(const engine::IntervalRecord& record) {
@@ -163,15 +94,32 @@ Status HlogOutput::finish() {
   return file_.commit();
 }
 
-core::Result<std::string> read_text_file(std::string_view flag, const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return Status::invalid_argument(
-        fmt::format("{}: cannot read '{}': {}", flag, path, std::strerror(errno)));
+Status ResultFiles::open(const OutputFlags& flags) {
+  json_to_stdout_ = flags.json == "-";
+  if (Status s = json.open("--json", flags.json); !s) return s;
+  if (Status s = html.open("--html", flags.html); !s) return s;
+  return hlog.open(flags.hlog);
+}
+
+void ResultFiles::connect(engine::PlanControl& control) {
+  if (!hlog.wanted()) return;
+  control.on_interval = [this](const engine::IntervalRecord& r) { hlog.write(r); };
+}
+
+Status ResultFiles::write(const report::Document& doc, const std::string& text) {
+  if (hlog.wanted()) {
+    if (Status s = hlog.finish(); !s) return s;
   }
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  if (!json_to_stdout_) fmt::print("{}", text);
+  if (json.wanted()) {
+    if (Status s = json.write(json_text(doc)); !s) return s;
+  }
+  if (html.wanted()) {
+    auto page = report::render_html(doc, "--html");
+    if (!page) return page.status();
+    if (Status s = html.write(*page); !s) return s;
+  }
+  return Status::ok();
 }
 
 std::string json_text(const report::Document& doc) { return report::to_json(doc).dump(2) + "\n"; }

@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include "cli/load_flags.h"
+#include "core/files.h"
 #include "core/status.h"
 #include "engine/load.h"
 #include "engine/plan.h"
@@ -42,37 +44,24 @@ class HostObserver final : public engine::MeasureObserver {
 // --server-pid PID names a running process: kInvalidArgument naming the flag otherwise.
 core::Status check_server_pid(std::optional<int> pid);
 
-// An output file named by a flag, written whole or not at all: open() creates a temporary file
-// beside the path (".NAME.XXXXXX", so a bad path is found before anything is measured), the
-// write goes there and is renamed over the path only once it is complete. An interrupted or
-// failed command leaves the path as it was (the destructor removes the temporary file); the
-// file gets the existing file's mode, or 0666 less the umask.
+using core::read_text_file;
+
+// An output file named by a flag (core::OutputFile: written whole or not at all), or stdout
+// for "-".
 class OutputFile {
  public:
-  OutputFile() = default;
-  OutputFile(const OutputFile&) = delete;
-  OutputFile& operator=(const OutputFile&) = delete;
-  ~OutputFile();
-
-  // Opens `path` when it is not empty ("-" is stdout). `inputs`: the files the command reads;
-  // an output that is one of them (the same file, by device and inode) is refused. Errors:
-  // kInvalidArgument naming `flag`: the path is an input, a directory, or not writable.
+  // Errors: those of core::OutputFile::open.
   core::Status open(std::string_view flag, std::string path,
                     const std::vector<std::string>& inputs = {});
-  bool wanted() const { return !path_.empty(); }
-  // Writes `text` (to stdout for "-"), then renames it into place. Errors: kIoError naming the
-  // flag and the path.
+  bool wanted() const { return to_stdout_ || file_.wanted(); }
+  // Writes `text` to stdout, or the whole file. Errors: those of core::OutputFile::write.
   core::Status write(const std::string& text);
-  // The temporary file, for output written as it comes; commit() when it is complete.
-  std::ostream& stream() { return file_; }
-  // Closes the temporary file and renames it over the path. Errors: kIoError naming the flag.
-  core::Status commit();
+  std::ostream& stream() { return file_.stream(); }  // a file's temporary stream (not stdout)
+  core::Status commit() { return file_.commit(); }
 
  private:
-  std::string flag_;
-  std::string path_;
-  std::string temp_path_;  // empty once committed (or for stdout)
-  std::ofstream file_;
+  bool to_stdout_ = false;
+  core::OutputFile file_;
 };
 
 // --hlog FILE written while the runs go on: each interval becomes one line of HdrHistogram's
@@ -81,8 +70,9 @@ class OutputFile {
 // the first run's measured start. The file is renamed into place by finish().
 class HlogOutput {
  public:
-  // Errors: those of OutputFile::open for --hlog.
-  core::Status open(std::string path) { return file_.open("--hlog", std::move(path)); }
+  // Errors: those of OutputFile::open for --hlog; "-" (the log goes to a file, the text to
+  // stdout).
+  core::Status open(std::string path);
   bool wanted() const { return file_.wanted(); }
   // The run now starting: its intervals get `tag`.
   void set_tag(std::string tag) { tag_ = std::move(tag); }
@@ -99,8 +89,26 @@ class HlogOutput {
   core::Status error_;
 };
 
-// The whole of file `path`. Errors: kInvalidArgument "<flag>: cannot read '<path>': <why>".
-core::Result<std::string> read_text_file(std::string_view flag, const std::string& path);
+// The result files of run and sweep (--json, --html, --hlog), opened together before anything
+// is measured and written together after it.
+class ResultFiles {
+ public:
+  // Errors: the first that cannot be opened (OutputFile::open).
+  core::Status open(const OutputFlags& flags);
+  // Whether per-second data is needed (every one of the three charts or logs it).
+  bool per_second() const { return json.wanted() || html.wanted() || hlog.wanted(); }
+  // Sends completed intervals to the --hlog file, when one is wanted.
+  void connect(engine::PlanControl& control);
+  // Commits --hlog, prints `text` on stdout unless the JSON goes there, writes the JSON and,
+  // for a run or a sweep, the HTML. Errors: the first file that could not be written.
+  core::Status write(const report::Document& doc, const std::string& text);
+
+  OutputFile json, html;
+  HlogOutput hlog;
+
+ private:
+  bool json_to_stdout_ = false;
+};
 
 // The document's JSON as written to --json files and stdout: 2-space indented, one newline.
 std::string json_text(const report::Document& doc);

@@ -113,6 +113,13 @@ void Progress::print_line(const std::string& line) {
   drawn_ = false;  // the next begin_run() or update() draws the progress line again
 }
 
+void Progress::print_lines(const std::string& text) {
+  size_t from = 0;
+  for (size_t nl; (nl = text.find('\n', from)) != std::string::npos; from = nl + 1) {
+    print_line(text.substr(from, nl - from));
+  }
+}
+
 void Progress::clear() {
   if (!enabled_ || !drawn_) return;
   fmt::print(stderr, "\r\033[K");

@@ -63,6 +63,8 @@ class Progress {
 
   // Prints `line` on stderr above the progress line (a sweep row), counting it for finish().
   void print_line(const std::string& line);
+  // print_line() for each line of `text` (lines end with '\n').
+  void print_lines(const std::string& text);
   // Erases the progress line (before something else prints to the terminal).
   void clear();
   // Erases the progress line and, when stdout is a terminal too and they fit on the screen, the

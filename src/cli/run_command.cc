@@ -96,13 +96,10 @@ class RunCommand final : public Subcommand {
       urls.push_back(flags_.url);
       plan.levels.push_back({std::move(options).value()});
     }
-    OutputFile json, html;
-    HlogOutput hlog;
-    if (Status s = json.open("--json", outputs_.json); !s) return report_failure(s);
-    if (Status s = html.open("--html", outputs_.html); !s) return report_failure(s);
-    if (Status s = hlog.open(outputs_.hlog); !s) return report_failure(s);
+    ResultFiles files;
+    if (Status s = files.open(outputs_); !s) return report_failure(s);
     // Per-second intervals for --hlog, and for the JSON and HTML report's over-time chart.
-    if (hlog.wanted() || json.wanted() || html.wanted()) {
+    if (files.per_second()) {
       for (engine::LoadOptions& o : plan.levels[0]) o.interval = std::chrono::seconds(1);
     }
 
@@ -115,11 +112,10 @@ class RunCommand final : public Subcommand {
     control.on_run_start = [&](const engine::PlanPosition& p) {
       progress.begin_run(p.repeats > 1 ? fmt::format("run {}/{}", p.repeat + 1, p.repeats) : "run",
                          p.planned, p.after);
-      hlog.set_tag(report::interval_log_tag(/*sweep=*/false, std::nullopt, 0, p.repeat, p.repeats));
+      files.hlog.set_tag(
+          report::interval_log_tag(/*sweep=*/false, std::nullopt, 0, p.repeat, p.repeats));
     };
-    if (hlog.wanted()) {
-      control.on_interval = [&](const engine::IntervalRecord& r) { hlog.write(r); };
-    }
+    files.connect(control);
     const std::string started_at = now_iso8601();
     engine::PlanResult result = engine::run_plan(plan, control);
     progress.finish();
@@ -133,13 +129,12 @@ class RunCommand final : public Subcommand {
           load_params(plan.levels[0][s], urls[s], static_cast<int>(runs[s].size()));
       report::RunDocument doc =
           report::analyse_run(urls[s], started_at, std::move(params), runs[s], host);
-      if (!scenarios) return finish(doc, runs[s], *thresholds, json, html, hlog);
+      if (!scenarios) return finish(doc, runs[s], *thresholds, files);
       all.order.push_back(plan.scenario_names[s]);
       all.scenarios.emplace(plan.scenario_names[s], std::move(doc));
     }
-    if (outputs_.json != "-") fmt::print("{}", report::render_scenarios_text(all));
-    if (json.wanted()) {
-      if (Status s = json.write(json_text(all)); !s) return report_failure(s);
+    if (Status s = files.write(all, report::render_scenarios_text(all)); !s) {
+      return report_failure(s);
     }
     bool missed_rate = false, unreachable = false;
     for (const auto& [name, doc] : all.scenarios) {
@@ -196,18 +191,8 @@ class RunCommand final : public Subcommand {
   }
 
   int finish(const report::RunDocument& doc, const std::vector<core::RunResult>& runs,
-             const std::vector<analysis::Threshold>& thresholds, OutputFile& json, OutputFile& html,
-             HlogOutput& hlog) {
-    if (hlog.wanted()) {
-      if (Status s = hlog.finish(); !s) return report_failure(s);
-    }
-    if (outputs_.json != "-") fmt::print("{}", report::render_run_text(doc));
-    if (json.wanted()) {
-      if (Status s = json.write(json_text(doc)); !s) return report_failure(s);
-    }
-    if (html.wanted()) {
-      if (Status s = html.write(report::render_html(doc)); !s) return report_failure(s);
-    }
+             const std::vector<analysis::Threshold>& thresholds, ResultFiles& files) {
+    if (Status s = files.write(doc, report::render_run_text(doc)); !s) return report_failure(s);
     if (runs.back().interrupted) return 130;
     if (went_away(doc.level, "")) return kExitRunFailed;
     const bool passed = passes_thresholds(thresholds, {doc.level}, /*name_levels=*/false);

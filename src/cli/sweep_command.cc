@@ -95,11 +95,8 @@ class SweepCommand final : public Subcommand {
     if (builtin) flags_.url = std::string("http://127.0.0.1:1") + kLabPath;
     auto plan = plan_of(*levels, by_rate);
     if (!plan) return report_failure(plan.status());
-    OutputFile json, html;
-    HlogOutput hlog;
-    if (Status s = json.open("--json", outputs_.json); !s) return report_failure(s);
-    if (Status s = html.open("--html", outputs_.html); !s) return report_failure(s);
-    if (Status s = hlog.open(outputs_.hlog); !s) return report_failure(s);
+    ResultFiles files;
+    if (Status s = files.open(outputs_); !s) return report_failure(s);
 
     std::optional<lab::ServerProcess> lab;
     std::string target = flags_.url;
@@ -114,7 +111,7 @@ class SweepCommand final : public Subcommand {
       for (auto& level : plan->levels) level[0].request.url = *http::parse_url(flags_.url);
     }
     // Per-second intervals for --hlog, and for the JSON and HTML report's over-time chart.
-    if (json.wanted() || html.wanted() || hlog.wanted()) {
+    if (files.per_second()) {
       for (auto& level : plan->levels) level[0].interval = std::chrono::seconds(1);
     }
 
@@ -123,14 +120,7 @@ class SweepCommand final : public Subcommand {
     Progress progress(progress_flags_);
     report::LoadParams params = load_params(plan->levels[0][0], flags_.url, repeat_);
     params.threads = flags_.threads;  // as asked; a level runs min(threads, N) of them
-    {
-      const std::string heading =
-          report::sweep_heading(params, target, plan->levels.size(), by_rate);
-      size_t from = 0;
-      for (size_t nl; (nl = heading.find('\n', from)) != std::string::npos; from = nl + 1) {
-        progress.print_line(heading.substr(from, nl - from));
-      }
-    }
+    progress.print_lines(report::sweep_heading(params, target, plan->levels.size(), by_rate));
     progress.print_line(report::live_sweep_header(by_rate));
     engine::PlanControl control;
     control.interrupt = &install_interrupt_handler();
@@ -143,12 +133,10 @@ class SweepCommand final : public Subcommand {
                       p.repeats > 1 ? fmt::format(" run {}/{}", p.repeat + 1, p.repeats) : ""),
           p.planned, p.after);
       const engine::LoadOptions& o = plan->levels[p.level][0];
-      hlog.set_tag(
+      files.hlog.set_tag(
           report::interval_log_tag(/*sweep=*/true, o.rate_rps, o.connections, p.repeat, p.repeats));
     };
-    if (hlog.wanted()) {
-      control.on_interval = [&](const engine::IntervalRecord& r) { hlog.write(r); };
-    }
+    files.connect(control);
     control.on_level_done = [&](size_t, const std::vector<std::vector<core::RunResult>>& r) {
       progress.print_line(report::live_sweep_row(r[0], by_rate));
     };
@@ -168,29 +156,13 @@ class SweepCommand final : public Subcommand {
                                          by_rate ? "rate" : "concurrency", (*levels)[runs.size()],
                                          result.failed ? ": " + result.failed->what() : ""));
     }
-    if (hlog.wanted()) {
-      if (Status s = hlog.finish(); !s) return report_failure(s);
-    }
-    if (outputs_.json != "-") fmt::print("{}", report::render_sweep_text(doc));
-    if (json.wanted()) {
-      if (Status s = json.write(json_text(doc)); !s) return report_failure(s);
-    }
-    if (html.wanted()) {
-      if (Status s = html.write(report::render_html(doc)); !s) return report_failure(s);
-    }
+    if (Status s = files.write(doc, report::render_sweep_text(doc)); !s) return report_failure(s);
     if (result.failed) {
       fmt::print(stderr, "knee: {}\n", result.failed->what());
       return kExitRunFailed;
     }
     if (result.interrupted) return 130;
-    bool unreachable = false;
-    for (const report::LevelFigures& level : doc.levels) {
-      unreachable |= went_away(
-          level, level.median.open
-                     ? fmt::format("rate {:.0f} req/s", level.median.open->target_rate_rps)
-                     : fmt::format("concurrency {}", level.median.concurrency.value_or(0)));
-    }
-    if (unreachable) return kExitRunFailed;
+    if (went_away(doc.levels)) return kExitRunFailed;
     return passes_thresholds(*thresholds, doc.levels, /*name_levels=*/true) ? kExitOk
                                                                             : kExitThresholds;
   }

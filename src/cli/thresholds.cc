@@ -45,4 +45,14 @@ bool went_away(const report::LevelFigures& level, const std::string& label) {
   return true;
 }
 
+bool went_away(const std::vector<report::LevelFigures>& levels) {
+  bool any = false;
+  for (const report::LevelFigures& l : levels) {
+    any |= went_away(l, l.median.open
+                            ? fmt::format("rate {:.0f} req/s", l.median.open->target_rate_rps)
+                            : fmt::format("concurrency {}", l.median.concurrency.value_or(0)));
+  }
+  return any;
+}
+
 }  // namespace knee::cli

@@ -30,5 +30,7 @@ bool passes_thresholds(const std::vector<analysis::Threshold>& thresholds,
 // (RunFigures::unreachable); then prints "knee: <label>: target unreachable since ..." on
 // stderr. `label` names the level or scenario; empty for a single run.
 bool went_away(const report::LevelFigures& level, const std::string& label);
+// went_away() for every level of a sweep, each named by its concurrency or rate; true when any.
+bool went_away(const std::vector<report::LevelFigures>& levels);
 
 }  // namespace knee::cli
