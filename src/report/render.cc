@@ -238,10 +238,12 @@ std::string render_sweep_text(const SweepDocument& doc) {
   std::vector<std::vector<std::string>> rows;
   if (open) {
     rows.push_back({"rate(req/s)", "achieved", "requests", "throughput(req/s)", median, p99, max,
-                    "L in system", "X*meanR", "errors", "server CPU", "client CPU", "saturated"});
+                    "L in system", "X*meanR", "errors", "received", "server CPU", "client CPU",
+                    "saturated"});
   } else {
     rows.push_back({"concurrency", "requests", "throughput(req/s)", median, p99, max,
-                    "X*meanR (=N?)", "errors", "server CPU", "client CPU", "saturated"});
+                    "X*meanR (=N?)", "errors", "received", "server CPU", "client CPU",
+                    "saturated"});
   }
   for (size_t i = 0; i < doc.levels.size(); ++i) {
     const LevelFigures& level = doc.levels[i];
@@ -259,13 +261,14 @@ std::string render_sweep_text(const SweepDocument& doc) {
     const std::string max_cell =
         timed ? fmt::format("{:.{}f}", static_cast<double>(r.latency_ns.max) * scale, decimals)
               : "-";
+    const std::string received = bytes_text(r.bytes.received_per_s) + "/s";  // like wrk
     if (r.open) {
       rows.push_back({fmt::format("{:.0f}", r.open->target_rate_rps),
                       fmt::format("{:.0f}", r.open->achieved_rate_rps), std::to_string(r.requests),
                       ranged(level.ranges.throughput_rps, k, 1, 0), p50_cell, p99_cell, max_cell,
                       fmt::format("{:.2f}", r.open->mean_in_system),
                       fmt::format("{:.2f}", r.throughput_rps * r.latency_ns.mean / 1e9),
-                      std::to_string(r.total_errors()), server_cpu,
+                      std::to_string(r.total_errors()), received, server_cpu,
                       pct_text(100 * r.client_max_thread_cpu_demand),
                       saturated + (knee ? "  <- knee" : "")});
       continue;
@@ -273,7 +276,7 @@ std::string render_sweep_text(const SweepDocument& doc) {
     rows.push_back({std::to_string(connections_of(r)), std::to_string(r.requests),
                     ranged(level.ranges.throughput_rps, k, 1, 0), p50_cell, p99_cell, max_cell,
                     timed ? fmt::format("{:.2f}", level.little.x_times_mean_r.value_or(NAN)) : "-",
-                    std::to_string(r.total_errors()), server_cpu,
+                    std::to_string(r.total_errors()), received, server_cpu,
                     pct_text(100 * r.client_max_thread_cpu_demand),
                     saturated + (knee ? "  <- knee" : "")});
   }

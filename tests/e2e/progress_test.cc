@@ -45,12 +45,14 @@ TEST(Progress, SweepGrowsItsTableRowByRowOnATerminal) {
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("level 1/2 c=1"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("level 2/2 c=2"), std::string::npos) << r.out;
-  // Header and two rows live, then erased (three lines up, clear to the end of the screen)
-  // before the final report prints the full table.
-  size_t erase = r.out.find("\033[3F\033[J");
+  // The sweep's heading (URL, target, levels: three lines) first, then the column header and
+  // two rows live; then all six erased (lines up, clear to the end of the screen) before the
+  // final report prints the full table. Regression (issue 11): the heading came only at the end.
+  size_t erase = r.out.find("\033[6F\033[J");
   ASSERT_NE(erase, std::string::npos) << r.out;
+  EXPECT_LT(r.out.find("knee sweep: GET"), r.out.find("level 1/2 c=1")) << r.out;
   EXPECT_LT(r.out.find("concurrency  requests"), erase) << r.out;
-  EXPECT_GT(r.out.find("knee sweep: GET"), erase) << r.out;
+  EXPECT_GT(r.out.rfind("knee sweep: GET"), erase) << r.out;
 }
 
 TEST(Progress, NoneInAPipeOrWithQuiet) {
