@@ -38,8 +38,7 @@ KneeVerdict find_knee(std::span<const LevelPoint> points, double min_gain, doubl
       "knee = the smallest {} N[i] where going to the next level gains less than {:g}% "
       "throughput per doubling, g[i] = (X[i+1]/X[i])^(1/log2(N[i+1]/N[i])) - 1 < {:g}, while p99 "
       "grows at least {:g}x (p99[i+1]/p99[i] >= {:g}), and that holds: no level after the next "
-      "beats "
-      "X[i] by more than {:g}%",
+      "gains {:g}% or more per doubling over X[i]",
       level_name, min_gain * 100.0, min_gain, min_p99_growth, min_p99_growth, hold_margin * 100);
   verdict.summary = "no knee within the sweep";
   if (points.size() < 2) return verdict;
@@ -55,21 +54,28 @@ KneeVerdict find_knee(std::span<const LevelPoint> points, double min_gain, doubl
     const double growth = p99_growth(a, b);
     // NaN compares false, so skipped pairs never qualify.
     if (gain < min_gain && growth >= min_p99_growth) {
-      // The next level was judged per doubling; the ones after it must not beat X[i] by more.
-      size_t best = i;
+      // The next level was judged per doubling; the ones after it must not beat X[i] by
+      // hold_margin per doubling either (a gently flattening curve stays under it).
+      std::optional<size_t> beaten_by;
+      double beaten_gain = 0;
       for (size_t j = i + 2; j < points.size(); ++j) {
-        if (points[j].throughput_rps > points[best].throughput_rps) best = j;
+        const double g = gain_per_doubling(a, points[j]);
+        if (g >= hold_margin && g > beaten_gain) {
+          beaten_by = j;
+          beaten_gain = g;
+        }
       }
-      if (points[best].throughput_rps > (1 + hold_margin) * a.throughput_rps) {
+      if (beaten_by) {
         if (!verdict.noisy_index) {
+          const LevelPoint& c = points[*beaten_by];
           verdict.noisy_index = i + 1;
           not_held = fmt::format(
               "the rule matched at {} {:g}, but {} {:g} later reached {:.0f} req/s, {:.2f}x its "
-              "{:.0f} req/s, so that knee did not hold: {} {:g} looks noisy (a stall or a busy "
-              "host); rerun it with --repeat 3 or on a quieter host",
-              level_name, a.concurrency, level_name, points[best].concurrency,
-              points[best].throughput_rps, points[best].throughput_rps / a.throughput_rps,
-              a.throughput_rps, level_name, b.concurrency);
+              "{:.0f} req/s ({:.1f}% per doubling), so that knee did not hold: {} {:g} looks "
+              "noisy (a stall or a busy host); rerun it with --repeat 3 or on a quieter host",
+              level_name, a.concurrency, level_name, c.concurrency, c.throughput_rps,
+              c.throughput_rps / a.throughput_rps, a.throughput_rps, beaten_gain * 100, level_name,
+              b.concurrency);
         }
         continue;
       }

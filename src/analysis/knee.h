@@ -13,10 +13,11 @@
 // throughput with flat latency is an idle or client-bound sweep, not a saturated server. When no
 // pair qualifies there is no knee; the last level is never reported just because the sweep ended.
 //
-// A knee must hold: when a level after the next beats the candidate's throughput by more than
-// hold_margin (10 %), the curve did not flatten there; one level dipped (a stall, a busy host),
-// and that level, the one after the candidate, is named noisy. The next candidate that holds is
-// the knee; when none holds there is no stable knee.
+// A knee must hold: when a level j after the next beats the candidate's throughput by
+// hold_margin (10 %) or more per doubling, (X[j]/X[i])^(1/log2(N[j]/N[i])) - 1 >= hold_margin,
+// the curve did not flatten there; one level dipped (a stall, a busy host), and that level, the
+// one after the candidate, is named noisy. A curve that flattens gently (5 % per doubling)
+// holds. The next candidate that holds is the knee; when none holds there is no stable knee.
 //
 // An open-loop rate sweep whose throughput keeps rising a little with each rate can pass the
 // per-doubling rule while the server is already behind. find_rate_knee() asks the open loop's

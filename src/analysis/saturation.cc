@@ -19,6 +19,11 @@ constexpr const char* kNoneDetail =
     "no hardware resource saturated: a software or concurrency limit (pool, lock, connection "
     "cap), or the client is not asking for more";
 
+// "none" when the host was not sampled: no hardware figure was seen, so none is ruled out.
+constexpr const char* kNotSampledDetail =
+    "nothing knee can see saturated: the host was not sampled, so only knee's own figures were "
+    "checked (connections, its CPU, its sends) and none reached a limit";
+
 // What one rule found: whether it qualifies, its words, and the figures behind them.
 struct Finding {
   bool saturated = false;
@@ -51,7 +56,7 @@ Finding check_unreachable(const core::ClientUse& client) {
   if (!is_known(client.unreachable_since_s)) return f;
   f.saturated = true;
   f.detail = fmt::format(
-      "target unreachable since {:.1f} s: {:.0f} connects failed after its last "
+      "target unreachable since {:.1f} s: {} connects failed after its last "
       "answer{}",
       client.unreachable_since_s, client.connect_failures_since,
       client.connect_failure_cause.empty() ? "" : " (" + client.connect_failure_cause + ")");
@@ -59,10 +64,10 @@ Finding check_unreachable(const core::ClientUse& client) {
   return f;
 }
 
-// The pool was exhausted (every connection busy) at least half the time: late sends waited for
-// the server's responses, not for the client.
-bool pool_bound(const core::ClientUse& c) {
-  return is_known(c.pool_full_share) && c.pool_full_share >= 0.5;
+// The pool was exhausted (every connection busy or connecting) long enough that late sends
+// waited for the server's responses, not for the client.
+bool pool_bound(const core::ClientUse& c, const SaturationThresholds& t) {
+  return is_known(c.pool_full_share) && c.pool_full_share >= t.pool_full_share;
 }
 
 Finding check_client(const core::ClientUse& client, const SaturationThresholds& t) {
@@ -81,7 +86,7 @@ Finding check_client(const core::ClientUse& client, const SaturationThresholds& 
     }
   }
   if (client.open_loop && is_known(client.send_lag_p99_ns) &&
-      client.send_lag_p99_ns > t.max_send_lag_ns && !pool_bound(client)) {
+      client.send_lag_p99_ns > t.max_send_lag_ns && !pool_bound(client, t)) {
     const std::string lag = fmt::format(
         "send lag p99 {} (> {}) with connections free: the client could not keep its schedule",
         ms_text(client.send_lag_p99_ns), ms_text(t.max_send_lag_ns));
@@ -95,7 +100,7 @@ Finding check_client(const core::ClientUse& client, const SaturationThresholds& 
 Finding check_pool(const core::ClientUse& c, const SaturationThresholds& t) {
   Finding f;
   if (!c.open_loop || !is_known(c.send_lag_p99_ns) || c.send_lag_p99_ns <= t.max_send_lag_ns ||
-      !pool_bound(c)) {
+      !pool_bound(c, t)) {
     return f;
   }
   f.saturated = true;
@@ -342,14 +347,18 @@ Finding check_network(const core::ResourceUse& use, const core::ClientUse& clien
 
   // This run's traffic: segments retransmitted on knee's own connections. The host-wide counter
   // (other connections too) is context only.
-  if (is_known(client.own_retransmits) && client.window_s > 0) {
-    const double per_s = client.own_retransmits / client.window_s;
-    if (per_s > t.tcp_retrans_per_s) {
-      const std::string figure =
-          fmt::format("{:.0f} segments retransmitted on knee's connections ({}/s)",
-                      client.own_retransmits, rate_text(per_s));
-      f.crossings.push_back(fmt::format("network: {} (> {:g}/s)", figure, t.tcp_retrans_per_s));
+  if (client.own_segments_out > 0) {
+    const double share =
+        static_cast<double>(client.own_retransmits) / static_cast<double>(client.own_segments_out);
+    const std::string figure =
+        fmt::format("{:.3g}% of the segments knee's connections sent were retransmitted ({} of {})",
+                    100 * share, client.own_retransmits, client.own_segments_out);
+    if (share > t.tcp_retrans_share) {
+      f.crossings.push_back(
+          fmt::format("network: {} (> {:g}%)", figure, 100 * t.tcp_retrans_share));
       details.push_back(figure);
+    } else if (client.own_retransmits > 0) {
+      f.highest.push_back("network: " + figure);
     }
   }
   if (is_known(use.tcp_retrans_per_s) && use.tcp_retrans_per_s > 0) {
@@ -390,23 +399,36 @@ std::string pressure_line(const core::ResourceUse& use) {
 
 std::string rule_text(const SaturationThresholds& t) {
   return fmt::format(
-      "rule, first match wins: unreachable if connects failed from some point to the end; client "
+      "rule, first match wins: unreachable if connects failed from the target's last answer to "
+      "the end, for at least {:g} s and {:g}% of the phase; client "
       "if the busiest client thread demands >= {:.0f}% of a core, or a paced client's send lag "
       "p99 exceeds {} while connections were free (then the numbers measure knee, not the "
       "server); else cpu if the server process uses >= {:g}% of a core x min(its threads, "
       "CPUs), or its busiest thread >= {:g}% of a core (the server's CPU only: other processes "
       "are host contention, a warning); else disk if %util >= {:.0f}%, or aqu-sz >= {:g} while "
       "await grows >= {:g}x over the previous level; else network if a link carries >= {:.0f}% "
-      "of its known speed, or drops > {:g}/s, retransmits on knee's connections > {:g}/s or "
-      "listen-queue overflows > {:g}/s; else pool if late sends mostly waited for a busy pool "
-      "(the server's latency); else none: {}",
-      t.client_thread_cpu_share * 100, ms_text(t.max_send_lag_ns), t.server_cpu_pct_per_core,
-      t.server_cpu_pct_per_core, t.disk_util_pct, t.disk_queue_size, t.disk_await_growth,
-      t.net_link_util_pct, t.net_drops_per_s, t.tcp_retrans_per_s, t.listen_overflows_per_s,
-      kNoneDetail);
+      "of its known speed, or drops > {:g}/s, listen-queue overflows > {:g}/s or more than {:g}% "
+      "of knee's own segments retransmitted; else pool if the pool was exhausted at least {:g}% "
+      "of the time (the server's latency); else none: {}",
+      t.unreachable_min_s, 100 * t.unreachable_min_share, t.client_thread_cpu_share * 100,
+      ms_text(t.max_send_lag_ns), t.server_cpu_pct_per_core, t.server_cpu_pct_per_core,
+      t.disk_util_pct, t.disk_queue_size, t.disk_await_growth, t.net_link_util_pct,
+      t.net_drops_per_s, t.listen_overflows_per_s, 100 * t.tcp_retrans_share,
+      100 * t.pool_full_share, kNoneDetail);
 }
 
 }  // namespace
+
+std::optional<double> unreachable_since(double duration_s, double last_ok_s,
+                                        uint64_t connect_failures_after,
+                                        const SaturationThresholds& t) {
+  if (connect_failures_after == 0 || !(duration_s > 0)) return std::nullopt;
+  const double since_s = last_ok_s < 0 ? 0.0 : last_ok_s;
+  if (duration_s - since_s < std::max(t.unreachable_min_s, t.unreachable_min_share * duration_s)) {
+    return std::nullopt;
+  }
+  return since_s;
+}
 
 SaturationVerdict name_saturated_resource(const core::ResourceUse& use,
                                           const core::ClientUse& client,
@@ -455,7 +477,9 @@ SaturationVerdict name_saturated_resource(const core::ResourceUse& use,
   if (auto contention = host_contention(use, client, thresholds)) {
     v.warnings.push_back(std::move(*contention));
   }
-  if (named == nullptr && use.intervals > 0 && (!use.server || !is_known(use.server->cpu_pct))) {
+  if (named == nullptr && use.intervals == 0) {
+    v.detail = kNotSampledDetail;
+  } else if (named == nullptr && (!use.server || !is_known(use.server->cpu_pct))) {
     v.detail = std::string(
                    "nothing knee can see saturated (the server's CPU is unknown without "
                    "--server-pid): ") +

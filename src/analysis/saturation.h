@@ -19,11 +19,14 @@
 //     server's latency ("pool"), not the client.
 //
 // The rule, applied in this order; the first that qualifies is named:
-//   1. unreachable  the target stopped answering: connects failed from some point to the end.
+//   1. unreachable  the target stopped answering: connects failed from its last answer to the
+//                   end of the phase, for at least unreachable_min_s (1 s) and
+//                   unreachable_min_share (a tenth) of the phase (unreachable_since()).
 //   2. client       the busiest client worker thread demanded >= client_thread_cpu_share of a
 //                   core (90 %), or (open loop) the send lag's p99 was over max_send_lag_ns
-//                   (1 ms) while fewer than half the late requests waited for a busy pool. It
-//                   comes early because it invalidates the rest: the level measured knee.
+//                   (1 ms) while the pool was exhausted less than pool_full_share (half) of the
+//                   phase. It comes early because it invalidates the rest: the level measured
+//                   knee.
 //   3. cpu          the server process used >= server_cpu_pct_per_core (90 %) of one core times
 //                   min(its threads, the CPUs), or its busiest thread >= that of one core (an
 //                   event loop at 100 % is saturated while other cores idle).
@@ -33,13 +36,16 @@
 //                   RAID), which the queue and await catch. Without a previous level only %util
 //                   counts.
 //   5. network      an interface >= net_link_util_pct (80 %) of its known link speed, packets
-//                   dropped or listen-queue overflows above their thresholds (0: any), or
-//                   segments retransmitted on knee's own connections above tcp_retrans_per_s.
-//   6. pool         (open loop) the send lag's p99 was over 1 ms and most late requests waited
-//                   because every connection of the pool was busy: the server's latency held them
-//                   back ("pool of N exhausted because responses took X ms").
+//                   dropped or listen-queue overflows above their thresholds (0: any), or more
+//                   than tcp_retrans_share (1 %) of the segments knee's own connections sent in
+//                   the measured phase retransmitted (a lossy or congested path).
+//   6. pool         (open loop) the send lag's p99 was over 1 ms and every connection of the
+//                   pool was busy or connecting for at least pool_full_share (half) of the phase:
+//                   the server's latency held the requests back ("pool of N exhausted because
+//                   responses took X ms").
 //   7. none         "no hardware resource saturated: a software or concurrency limit (pool, lock,
-//                   connection cap), or the client is not asking for more".
+//                   connection cap), or the client is not asking for more"; when the host
+//                   was not sampled at all it says only knee's own figures were checked.
 // Utilisation thresholds count from "at or above"; error rates from "above". Unknown (NaN)
 // figures never qualify. The host figures are those of the machine knee runs on: for a server on
 // another host only the client, pool and network verdicts speak about the path to it.
@@ -47,6 +53,8 @@
 // Pure functions: no I/O, no clock, no shared state; safe to call from any thread.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -73,13 +81,22 @@ struct SaturationThresholds {
   // % of the known link speed (sar's %ifutil) at or above which an interface is saturated.
   double net_link_util_pct = 80;
   // Error rates, per second, above which the network counts as saturated: packets dropped on
-  // any interface, TCP segments retransmitted on knee's connections, listen-queue overflows or
-  // drops. On a lossy network where a few retransmits are normal, raise them.
+  // any interface, listen-queue overflows or drops.
   double net_drops_per_s = 0;
-  double tcp_retrans_per_s = 0;
   double listen_overflows_per_s = 0;
+  // Share of the segments knee's connections sent that were retransmitted, above which the
+  // path is lossy or congested. A few retransmits are normal on a real network; 1 % is not.
+  double tcp_retrans_share = 0.01;
   // Open loop: a send lag p99 above this is a client that did not keep its schedule.
   double max_send_lag_ns = 1e6;
+  // Open loop: share of the phase with the pool exhausted at or above which a late send is the
+  // server's latency (pool), below which it is the client's.
+  double pool_full_share = 0.5;
+  // A target is unreachable when connects failed from its last answer to the end for at least
+  // this long and this share of the phase (a restart that came back, or one refused connect
+  // near the end, is not).
+  double unreachable_min_s = 1.0;
+  double unreachable_min_share = 0.1;
   // Cores used by other processes (the host's busy cores less the server's and knee's) at or
   // above which the level carries a host-contention warning.
   double contention_cores = 0.25;
@@ -105,6 +122,14 @@ struct SaturationVerdict {
 // Names the resource that limited the level whose host figures are `use` and client figures
 // `client`. previous_level: the figures of the level before (lower concurrency or rate), for
 // the disk's "await growing" condition; nullptr for the first level.
+// The target went away (rule 1): the seconds from the phase's start of its last answer when
+// connects failed from then to the end, for at least thresholds.unreachable_min_s and
+// unreachable_min_share of a phase of duration_s; nullopt otherwise. last_ok_s < 0: it never
+// answered in the phase (since 0). connect_failures_after: connects that failed after it.
+std::optional<double> unreachable_since(double duration_s, double last_ok_s,
+                                        uint64_t connect_failures_after,
+                                        const SaturationThresholds& thresholds = {});
+
 SaturationVerdict name_saturated_resource(const core::ResourceUse& use,
                                           const core::ClientUse& client,
                                           const SaturationThresholds& thresholds = {},

@@ -51,7 +51,6 @@ struct LoadFlags {
                                            std::string_view rate_flag);
 };
 
-// --html FILE and --hlog FILE.
 // The result files of run and sweep: --json [FILE|-] (alone: stdout), --html FILE, --hlog FILE.
 struct OutputFlags {
   std::string json;  // "" not asked; "-" stdout; else a file (after resolve())

@@ -52,13 +52,13 @@ Status check_server_pid(std::optional<int> pid) {
 HostObserver::HostObserver(std::optional<int> server_pid, std::chrono::milliseconds every)
     : server_pid_(server_pid), sampler_(probes::FsReader("/"), every) {}
 
-Status OutputFile::open(std::string_view flag, std::string path,
-                        const std::vector<std::string>& inputs) {
+Status FileOrStdout::open(std::string_view flag, std::string path,
+                          const std::vector<std::string>& inputs) {
   to_stdout_ = path == "-";
   return to_stdout_ ? Status::ok() : file_.open(flag, std::move(path), inputs);
 }
 
-Status OutputFile::write(const std::string& text) {
+Status FileOrStdout::write(const std::string& text) {
   if (!to_stdout_) return file_.write(text);
   fmt::print("{}", text);
   return Status::ok();
@@ -96,6 +96,18 @@ Status HlogOutput::finish() {
 
 Status ResultFiles::open(const OutputFlags& flags) {
   json_to_stdout_ = flags.json == "-";
+  const std::pair<const char*, const std::string*> named[] = {
+      {"--json", &flags.json}, {"--html", &flags.html}, {"--hlog", &flags.hlog}};
+  for (size_t i = 0; i < 3; ++i) {
+    for (size_t k = i + 1; k < 3; ++k) {
+      const std::string& a = *named[i].second;
+      if (!a.empty() && a != "-" && a == *named[k].second) {
+        return Status::invalid_argument(
+            fmt::format("{} and {}: both name '{}'; give each its own file", named[i].first,
+                        named[k].first, a));
+      }
+    }
+  }
   if (Status s = json.open("--json", flags.json); !s) return s;
   if (Status s = html.open("--html", flags.html); !s) return s;
   return hlog.open(flags.hlog);

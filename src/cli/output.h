@@ -48,7 +48,7 @@ using core::read_text_file;
 
 // An output file named by a flag (core::OutputFile: written whole or not at all), or stdout
 // for "-".
-class OutputFile {
+class FileOrStdout {
  public:
   // Errors: those of core::OutputFile::open.
   core::Status open(std::string_view flag, std::string path,
@@ -70,7 +70,7 @@ class OutputFile {
 // the first run's measured start. The file is renamed into place by finish().
 class HlogOutput {
  public:
-  // Errors: those of OutputFile::open for --hlog; "-" (the log goes to a file, the text to
+  // Errors: those of FileOrStdout::open for --hlog; "-" (the log goes to a file, the text to
   // stdout).
   core::Status open(std::string path);
   bool wanted() const { return file_.wanted(); }
@@ -82,7 +82,7 @@ class HlogOutput {
   core::Status finish();
 
  private:
-  OutputFile file_;
+  core::OutputFile file_;
   std::optional<report::HlogWriter> writer_;
   double start_epoch_s_ = 0;
   std::string tag_;
@@ -93,7 +93,8 @@ class HlogOutput {
 // is measured and written together after it.
 class ResultFiles {
  public:
-  // Errors: the first that cannot be opened (OutputFile::open).
+  // Errors: two of them naming the same file; the first that cannot be opened
+  // (FileOrStdout::open).
   core::Status open(const OutputFlags& flags);
   // Whether per-second data is needed (every one of the three charts or logs it).
   bool per_second() const { return json.wanted() || html.wanted() || hlog.wanted(); }
@@ -103,7 +104,7 @@ class ResultFiles {
   // for a run or a sweep, the HTML. Errors: the first file that could not be written.
   core::Status write(const report::Document& doc, const std::string& text);
 
-  OutputFile json, html;
+  FileOrStdout json, html;
   HlogOutput hlog;
 
  private:

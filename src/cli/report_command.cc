@@ -97,7 +97,7 @@ class ReportCommand final : public Subcommand {
                     ? report::render_html(docs[0], files_[0])
                     : report::render_compare_html(docs[0], docs[1], files_[0], files_[1]);
     if (!page) return report_failure(page.status());
-    OutputFile out;
+    FileOrStdout out;
     if (Status s = out.open("-o", html_path_, files_); !s) return report_failure(s);
     if (Status s = out.write(*page); !s) return report_failure(s);
     return kExitOk;

@@ -1,5 +1,6 @@
 #include "core/files.h"
 
+#include <fcntl.h>
 #include <fmt/core.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -7,7 +8,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <sstream>
+#include <fstream>
 
 namespace knee::core {
 
@@ -15,19 +16,36 @@ namespace {
 
 // Whether `a` and `b` name the same existing file (same device and inode).
 bool same_file(const std::string& a, const std::string& b) {
-  struct stat sa {
-  }, sb{};
+  struct stat sa {};
+  struct stat sb {};
   return ::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0 && sa.st_dev == sb.st_dev &&
          sa.st_ino == sb.st_ino;
+}
+
+// The process's umask, from /proc/self/status ("Umask:\t0022", Linux 4.7+): reading it with
+// umask() would change it for a moment under every other thread. 022 when unknown.
+mode_t current_umask() {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind("Umask:", 0) == 0) {
+      return static_cast<mode_t>(std::strtoul(line.c_str() + 6, nullptr, 8));
+    }
+  }
+  return 022;
 }
 
 // The mode a new file at `path` gets: the existing file's, or 0666 less the umask.
 mode_t mode_for(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) == 0) return st.st_mode & 07777;
-  const mode_t mask = ::umask(0);
-  ::umask(mask);
-  return 0666 & ~mask;
+  return 0666 & ~current_umask();
+}
+
+// A path the user can fix (a missing or read-only directory, no permission) is bad input;
+// anything else (no space, no file descriptors) is the system's.
+bool path_error(int err) {
+  return err == EACCES || err == ENOENT || err == ENOTDIR || err == EROFS || err == ENAMETOOLONG ||
+         err == EISDIR || err == ELOOP || err == EPERM;
 }
 
 }  // namespace
@@ -62,9 +80,11 @@ Status OutputFile::open(std::string_view flag, std::string path,
   std::string temp = dir + "." + name + ".XXXXXX";
   const int fd = ::mkstemp(temp.data());
   if (fd < 0) {
-    return Status::invalid_argument(
-        fmt::format("{}: cannot write '{}': {}; give a writable file path", flag_, path_,
-                    std::strerror(errno)));
+    const int err = errno;
+    const std::string message =
+        fmt::format("{}: cannot write '{}': {}", flag_, path_, std::strerror(err));
+    if (!path_error(err)) return Status::io_error(message);
+    return Status::invalid_argument(message + "; give a writable file path");
   }
   ::fchmod(fd, mode_for(path_));
   ::close(fd);
@@ -80,6 +100,15 @@ Status OutputFile::open(std::string_view flag, std::string path,
 Status OutputFile::commit() {
   file_.close();
   if (!file_) return Status::io_error(fmt::format("{}: cannot write '{}'", flag_, path_));
+  // On disk before the rename, so that a crash leaves the old file or the whole new one.
+  if (const int fd = ::open(temp_path_.c_str(), O_RDONLY | O_CLOEXEC); fd >= 0) {
+    const bool synced = ::fsync(fd) == 0;
+    ::close(fd);
+    if (!synced) {
+      return Status::io_error(
+          fmt::format("{}: cannot write '{}': {}", flag_, path_, std::strerror(errno)));
+    }
+  }
   if (::rename(temp_path_.c_str(), path_.c_str()) != 0) {
     return Status::io_error(
         fmt::format("{}: cannot write '{}': {}", flag_, path_, std::strerror(errno)));
@@ -94,14 +123,28 @@ Status OutputFile::write(const std::string& text) {
 }
 
 Result<std::string> read_text_file(std::string_view flag, const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
     return Status::invalid_argument(
         fmt::format("{}: cannot read '{}': {}", flag, path, std::strerror(errno)));
   }
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  std::string text;
+  char buf[65536];
+  while (true) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n == 0) break;
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      const int err = errno;
+      ::close(fd);
+      const std::string message =
+          fmt::format("{}: cannot read '{}': {}", flag, path, std::strerror(err));
+      return err == EISDIR ? Status::invalid_argument(message) : Status::io_error(message);
+    }
+    text.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return text;
 }
 
 }  // namespace knee::core

@@ -16,9 +16,11 @@ namespace knee::core {
 
 // A file named by a flag, written whole or not at all: open() creates a temporary file
 // beside the path (".NAME.XXXXXX", so a bad path is found before anything is measured), the
-// write goes there and is renamed over the path only once it is complete. An interrupted or
-// failed command leaves the path as it was (the destructor removes the temporary file); the
-// file gets the existing file's mode, or 0666 less the umask.
+// write goes there, is synced to disk and renamed over the path only once it is complete. A
+// command that fails before writing leaves the path as it was (the destructor removes the
+// temporary file); one killed outright (SIGKILL, a crash) leaves the path as it was and may
+// leave its hidden temporary behind. The file gets the existing file's mode, or 0666 less the
+// umask (read from /proc/self/status, never changed).
 class OutputFile {
  public:
   OutputFile() = default;
@@ -28,7 +30,8 @@ class OutputFile {
 
   // Opens `path` when it is not empty. `inputs`: the files the command reads; an output that is
   // one of them (the same file, by device and inode) is refused. Errors: kInvalidArgument naming
-  // `flag`: the path is an input, a directory, or not writable.
+  // `flag`: the path is an input, a directory, or not writable there; kIoError when the system
+  // refuses (no space, no file descriptors).
   Status open(std::string_view flag, std::string path, const std::vector<std::string>& inputs = {});
   bool wanted() const { return !path_.empty(); }
   // Writes `text`, then renames the file into place. Errors: kIoError naming the flag and the
@@ -46,7 +49,8 @@ class OutputFile {
   std::ofstream file_;
 };
 
-// The whole of file `path`. Errors: kInvalidArgument "<flag>: cannot read '<path>': <why>".
+// The whole of file `path`. Errors: kInvalidArgument "<flag>: cannot read '<path>': <why>"
+// when it cannot be opened (or is a directory), kIoError when reading it fails.
 Result<std::string> read_text_file(std::string_view flag, const std::string& path);
 
 }  // namespace knee::core

@@ -132,17 +132,20 @@ struct ClientUse {
   // Open loop: the schedule and the pool.
   bool open_loop = false;
   double send_lag_p99_ns = kUnknown;  // actual - intended send, p99
-  double late_share = kUnknown;       // measured requests sent over 1 ms late / sent
-  double pool_full_share = kUnknown;  // share of the phase every pool connection was busy
-  int pool_connections = 0;           // the pool's cap
-  double service_p50_ns = kUnknown;   // actual send to response, median
-  // Segments retransmitted on knee's own connections (TCP_INFO), and the window, s.
-  double own_retransmits = kUnknown;
-  double window_s = 0;
-  // The target stopped answering: seconds from the phase's start of its last connect or
-  // response (NaN: it never went away) and the connect failures after it.
+  // Share of the measured phase in which every connection of the pool was busy or connecting
+  // (exhausted: an arrival had to wait for the server), 0..1.
+  double pool_full_share = kUnknown;
+  int pool_connections = 0;          // the pool's cap
+  double service_p50_ns = kUnknown;  // actual send to response, median
+  // Segments knee's own connections retransmitted and sent (TCP_INFO deltas over the measured
+  // requests; core::RunStats::tcp_retransmits).
+  uint64_t own_retransmits = 0;
+  uint64_t own_segments_out = 0;
+  // The target stopped answering (analysis::unreachable_since): seconds from the phase's start
+  // of its last connect or response (NaN: it never went away) and the connects that failed
+  // after it.
   double unreachable_since_s = kUnknown;
-  double connect_failures_since = 0;
+  uint64_t connect_failures_since = 0;
   std::string connect_failure_cause;  // the commonest, e.g. "ECONNREFUSED"; empty if unknown
 };
 

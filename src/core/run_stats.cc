@@ -31,6 +31,19 @@ std::string_view error_kind_name(ErrorKind kind) {
   return "unknown";
 }
 
+void RunStats::add_cause(std::string key, uint64_t count) {
+  auto it = causes.find(key);
+  if (it == causes.end() && causes.size() >= kMaxCauses) {
+    key = key.substr(0, key.find(':')) + ": other causes";
+    it = causes.find(key);
+  }
+  if (it == causes.end()) {
+    causes.emplace(std::move(key), count);
+  } else {
+    it->second += count;
+  }
+}
+
 void RunStats::count_error(ErrorKind kind, std::string_view cause) {
   ++errors[static_cast<size_t>(kind)];
   std::string key(error_kind_name(kind));
@@ -38,7 +51,7 @@ void RunStats::count_error(ErrorKind kind, std::string_view cause) {
     key += ": ";
     key += cause;
   }
-  ++causes[key];
+  add_cause(std::move(key), 1);
 }
 
 uint64_t request_failures(const ErrorCounts& errors) {
@@ -81,6 +94,7 @@ void RunStats::merge(const RunStats& other) {
   split_responses += other.split_responses;
   split_gap_ns += other.split_gap_ns;
   tcp_retransmits += other.tcp_retransmits;
+  tcp_segments_out += other.tcp_segments_out;
   last_ok_ns = std::max(last_ok_ns, other.last_ok_ns);
   connect_failures_after_ok += other.connect_failures_after_ok;
   in_system_ns += other.in_system_ns;
@@ -96,11 +110,10 @@ void RunStats::merge(const RunStats& other) {
   bytes_received_body += other.bytes_received_body;
   for (size_t i = 0; i < errors.size(); ++i) errors[i] += other.errors[i];
   for (size_t i = 0; i < status.size(); ++i) status[i] += other.status[i];
-  for (const auto& [k, v] : other.causes) causes[k] += v;
+  for (const auto& [k, v] : other.causes) add_cause(k, v);
   client_cpu_ns += other.client_cpu_ns;
   client_spin_ns += other.client_spin_ns;
   client_wall_ns = std::max(client_wall_ns, other.client_wall_ns);
 }
-
 
 }  // namespace knee::core

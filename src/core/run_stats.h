@@ -107,7 +107,11 @@ struct RunStats {
   uint64_t bytes_received_body = 0;
   ErrorCounts errors{};
   std::array<uint64_t, kMaxStatus> status{};  // responses per status code (100..599)
-  // Failure causes by "<kind>: <errno name or reason>", e.g. "connect: ECONNREFUSED".
+  // Failure causes by "<kind>: <errno name or reason>", e.g. "connect: ECONNREFUSED". At most
+  // kMaxCauses distinct keys: past them a new cause counts under "<kind>: other causes", so a
+  // server that fails in ever new ways ("received 3 of 100 bytes", "received 4 of 100 bytes",
+  // ...) cannot make memory grow with run length.
+  static constexpr size_t kMaxCauses = 64;
   std::map<std::string, uint64_t> causes;
   int64_t client_cpu_ns = 0;   // CPU time of the worker threads (thread CPU clocks), summed
   int64_t client_wall_ns = 0;  // wall time the workers ran, warm-up and grace included (max)
@@ -131,8 +135,8 @@ struct RunStats {
   uint64_t late = 0;
   uint64_t max_backlog = 0;
   // Open loop: time during the measured phase in which every connection of the worker's pool
-  // was busy (the pool was exhausted: arrivals had to wait for the server), ns, summed over
-  // workers; over threads * duration it is the share of time the pool was exhausted.
+  // was busy or connecting (the pool was exhausted: arrivals had to wait for the server), ns,
+  // summed over workers; over threads * duration it is the share of time it was exhausted.
   int64_t pool_full_ns = 0;
   // Measured responses that arrived in parts with 30..220 ms of silence before their last part
   // (the Nagle / delayed-ACK interaction of RFC 896 and RFC 1122 4.2.3.2: a server's second
@@ -140,9 +144,11 @@ struct RunStats {
   // ns. docs/methodology.md says what knee does about it.
   uint64_t split_responses = 0;
   int64_t split_gap_ns = 0;
-  // Segments retransmitted on knee's own connections (TCP_INFO of each as it closes): this run's
-  // traffic, not the host's.
+  // Segments knee's own connections retransmitted and sent from their first measured request
+  // to their close (TCP_INFO deltas, net::tcp_counters): this run's traffic, not the host's,
+  // and not the warm-up's.
   uint64_t tcp_retransmits = 0;
+  uint64_t tcp_segments_out = 0;
   // The target's last sign of life in the measured phase: the latest successful connect or
   // response, in ns from the phase's start (-1: none), and the connect failures after it (per
   // worker, summed). Connect failures to the end mean the target went away.
@@ -153,6 +159,9 @@ struct RunStats {
   double in_system_ns = 0;
 
   void count_error(ErrorKind kind, std::string_view cause);
+  // Adds `count` under cause `key` ("<kind>: <cause>"), or under "<kind>: other causes" once
+  // kMaxCauses keys exist (those "other causes" keys may go a few past the limit, one per kind).
+  void add_cause(std::string key, uint64_t count);
   void count_status(int code) {
     if (code >= 0 && code < kMaxStatus) ++status[static_cast<size_t>(code)];
   }

@@ -108,7 +108,9 @@ void OpenLoopFeeder::set_slot(uint32_t i, Slot to, TimePoint now) {
   if (to == Slot::kOpening) ++opening_;
   if (to == Slot::kBusy) ++busy_;
   slot_[i] = to;
-  const bool full = busy_ == slot_.size();
+  // Exhausted: no connection is idle or free to open; the ones connecting count as taken (a
+  // server that closes after each response, or accepts slowly, keeps slots connecting).
+  const bool full = busy_ + opening_ == slot_.size();
   if (full && !full_since_) full_since_ = now;
   if (!full && full_since_) {
     add_full_time(now);

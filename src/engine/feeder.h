@@ -154,7 +154,8 @@ class OpenLoopFeeder final : public Feeder {
   std::vector<uint32_t> free_;  // slots that were free when pushed
   size_t opening_ = 0;          // slots in kOpening
   size_t busy_ = 0;             // slots in kBusy
-  // Since when every slot has been busy (the pool exhausted); nullopt while one is not.
+  // Since when every slot has been busy or connecting (the pool exhausted); nullopt while one is
+  // idle or free.
   std::optional<core::TimePoint> full_since_;
   int64_t full_ns_ = 0;  // exhausted time inside the measured phase so far
   // Moves slot i to `to` at `now`, keeping the counts and the exhausted time.

@@ -23,8 +23,9 @@
 
 namespace knee::engine {
 
-// One worker's latency counts of one interval: (bucket's lowest value, count) pairs, compact
-// because an interval touches few of a for_latency() histogram's ~33,000 buckets.
+// One worker's latency counts of one interval: (bucket's lowest value in ns, count) pairs, in
+// increasing value order; compact because an interval touches few of a for_latency()
+// histogram's ~33,000 buckets.
 struct IntervalCounts {
   size_t index = 0;  // interval number from the measured phase's start
   std::vector<std::pair<int64_t, int64_t>> counts;

@@ -269,6 +269,7 @@ void LoadWorker::send(uint32_t i, TimePoint now, TimePoint intended, bool measur
   c.sent_at = now;
   c.received = 0;
   c.partial_at = TimePoint{};
+  if (measured && !c.tcp_base) c.tcp_base = net::tcp_counters(c.transport->fd());
   if (measured) {
     ++stats_.sent;
     ++measured_in_flight_;
@@ -314,7 +315,6 @@ void LoadWorker::write_some(uint32_t i) {
 
 void LoadWorker::read_some(uint32_t i) {
   Connection& c = conns_[i];
-  const TimePoint now = config_.clock->now();  // one clock read per readiness event
   while (true) {
     const net::IoResult r = c.transport->recv_some(read_buffer_);
     switch (r.status) {
@@ -326,14 +326,17 @@ void LoadWorker::read_some(uint32_t i) {
             // Bytes after a complete response were never asked for (one request in flight per
             // connection): the connection's framing can no longer be trusted, so it is not
             // reused.
-            complete_request(i, now, /*can_reuse=*/used == r.bytes);
+            // The clock is read when the response is complete, after its last read.
+            complete_request(i, config_.clock->now(), /*can_reuse=*/used == r.bytes);
             return;
           case http::ResponseParser::State::kError:
             fail_request(i, ErrorKind::kParse, c.parser.error());
             return;
           case http::ResponseParser::State::kNeedMore:
-            c.partial_at = now;
-            if (r.bytes < read_buffer_.size()) return;
+            if (r.bytes < read_buffer_.size()) {  // all there is for now: a part has arrived
+              c.partial_at = config_.clock->now();
+              return;
+            }
             continue;
         }
         return;
@@ -344,7 +347,7 @@ void LoadWorker::read_some(uint32_t i) {
         const bool in_body = c.parser.in_body();
         const std::optional<uint64_t> announced = c.parser.announced_body_bytes();
         if (c.parser.on_eof() == http::ResponseParser::State::kComplete) {
-          complete_request(i, now, /*can_reuse=*/false);
+          complete_request(i, config_.clock->now(), /*can_reuse=*/false);
         } else if (!any) {
           fail_request(i, ErrorKind::kClosedBeforeResponse, "EOF");
         } else if (!in_body) {
@@ -460,9 +463,13 @@ void LoadWorker::saw_target(TimePoint now) {
 
 void LoadWorker::close(uint32_t i) {
   Connection& c = conns_[i];
-  if (c.transport && c.state != ConnState::kConnecting) {
-    stats_.tcp_retransmits += net::tcp_total_retransmits(c.transport->fd());
+  if (c.transport && c.tcp_base) {
+    const net::TcpCounters end = net::tcp_counters(c.transport->fd());
+    stats_.tcp_retransmits += end.retransmits - std::min(end.retransmits, c.tcp_base->retransmits);
+    stats_.tcp_segments_out +=
+        end.segments_out - std::min(end.segments_out, c.tcp_base->segments_out);
   }
+  c.tcp_base.reset();
   if (busy(c)) {  // only when closed without end_request (aborts)
     settle(c, config_.clock->now());
     --in_flight_;

@@ -92,6 +92,9 @@ class LoadWorker final : public ConnectionPool {
     uint64_t received = 0;  // bytes read for the request in flight
     // When the last read that left the response incomplete happened (epoch: none yet).
     core::TimePoint partial_at{};
+    // The connection's TCP counters when it sent its first measured request; from then to its
+    // close is this run's traffic (RunStats::tcp_retransmits).
+    std::optional<net::TcpCounters> tcp_base;
     core::TimePoint intended_at{};       // open loop: the schedule's time; closed loop: = sent_at
     core::TimePoint sent_at{};           // first byte written (or connect start while connecting)
     const std::string* bytes = nullptr;  // the request being written

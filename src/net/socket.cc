@@ -104,13 +104,6 @@ void set_linger_reset(int fd) {
   ::setsockopt(fd, SOL_SOCKET, SO_LINGER, &reset, sizeof reset);
 }
 
-uint32_t tcp_total_retransmits(int fd) {
-  tcp_info info{};
-  socklen_t len = sizeof info;
-  if (::getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &len) != 0) return 0;
-  return info.tcpi_total_retrans;
-}
-
 Result<Fd> connect_tcp(const SocketAddress& addr, Blocking blocking) {
   auto sock = new_socket(addr.family(), blocking);
   if (!sock) return sock.status();

@@ -96,8 +96,13 @@ void set_io_timeouts(int fd, core::Nanos timeout);
 // SO_LINGER 0: close() sends a reset, leaving no TIME_WAIT behind.
 void set_linger_reset(int fd);
 
-// Segments this TCP connection has retransmitted over its life (TCP_INFO tcpi_total_retrans,
-// linux/tcp.h); 0 when the kernel does not say.
-uint32_t tcp_total_retransmits(int fd);
+// What a TCP connection has sent over its life (TCP_INFO, linux/tcp.h: tcpi_total_retrans and
+// tcpi_segs_out, RFC 4898 tcpEStatsPerfSegsOut, Linux 4.6+); zeros when the kernel does not
+// say. Deltas of two readings give a phase's share.
+struct TcpCounters {
+  uint64_t retransmits = 0;   // segments retransmitted
+  uint64_t segments_out = 0;  // segments sent, retransmits included
+};
+TcpCounters tcp_counters(int fd);
 
 }  // namespace knee::net

@@ -16,6 +16,14 @@ namespace knee::report {
 
 namespace {
 
+// An open-loop run kept its schedule when it sent this share of what it scheduled (--strict).
+constexpr double kKeptScheduleShare = 0.99;
+// The Nagle / delayed-ACK note: at least this many split responses, and this share of the ok.
+constexpr uint64_t kSplitNoteMinResponses = 10;
+constexpr double kSplitNoteMinShare = 0.1;
+// Repeats whose throughput spreads wider than this ratio (max / min) weaken their level.
+constexpr double kRepeatSpreadLimit = 1.25;
+
 std::optional<double> known(double v) {
   return std::isfinite(v) ? std::optional<double>(v) : std::nullopt;
 }
@@ -78,14 +86,15 @@ LittleFigures little_figures(const analysis::LittleCheck& l) {
 
 bool kept_schedule(const RunFigures& r) {
   if (!r.open || r.duration_s <= 0) return true;
-  return r.open->achieved_rate_rps * r.duration_s >= 0.99 * static_cast<double>(r.open->scheduled);
+  return r.open->achieved_rate_rps * r.duration_s >=
+         kKeptScheduleShare * static_cast<double>(r.open->scheduled);
 }
 
-// Why an open-loop level fell behind its schedule: most late requests waited for a busy pool
-// (the server's latency, analysis/saturation.h "pool"), or the client itself fell behind.
+// Why an open-loop level fell behind its schedule: the pool was exhausted (the server's latency,
+// analysis/saturation.h "pool"), or the client itself fell behind.
 std::string shortfall_cause(const RunFigures& r) {
   const OpenLoopFigures& o = *r.open;
-  if (o.pool_full_share >= 0.5) {
+  if (o.pool_full_share >= analysis::SaturationThresholds{}.pool_full_share) {
     return fmt::format(
         "the pool of {} connections was exhausted ({:.0f}% of the time every one was busy) "
         "because responses took {:.2f} ms (median service time): the server's latency held "
@@ -137,18 +146,19 @@ HostFigures host_figures(const probes::HostContext& h) {
 
 namespace {
 
-// Connect failures from some point to the end of the measured phase: the target went away.
-// The silence must last at least 1 s and a tenth of the phase, so a restart that came back in
-// time, or one refused connect near the end, is not called unreachable.
+// Connect failures from the target's last answer to the end of the measured phase: the target
+// went away (analysis::unreachable_since).
 std::optional<UnreachableFigures> unreachable_of(const core::RunResult& r) {
   const core::RunStats& s = r.stats;
-  if (s.connect_failures_after_ok == 0 || r.duration_s <= 0) return std::nullopt;
-  const double since_s = s.last_ok_ns < 0 ? 0.0 : static_cast<double>(s.last_ok_ns) / 1e9;
-  if (r.duration_s - since_s < std::max(1.0, 0.1 * r.duration_s)) return std::nullopt;
-  return UnreachableFigures{since_s, s.connect_failures_after_ok};
+  const double last_ok_s = s.last_ok_ns < 0 ? -1.0 : static_cast<double>(s.last_ok_ns) / 1e9;
+  const std::optional<double> since =
+      analysis::unreachable_since(r.duration_s, last_ok_s, s.connect_failures_after_ok);
+  if (!since) return std::nullopt;
+  return UnreachableFigures{*since, s.connect_failures_after_ok};
 }
 
-// Share of the measured phase every connection of the (per-worker) pools was busy, 0..1.
+// Share of the measured phase every connection of the (per-worker) pools was busy or
+// connecting, 0..1.
 double pool_full_share(const core::RunResult& r) {
   const double window_ns = static_cast<double>(std::max(1, r.threads)) * r.duration_s * 1e9;
   return window_ns > 0 ? std::min(1.0, static_cast<double>(r.stats.pool_full_ns) / window_ns) : 0.0;
@@ -160,8 +170,8 @@ core::ClientUse client_use(const core::RunResult& r) {
   core::ClientUse c;
   c.max_thread_cpu_share = s.max_thread_cpu_demand;
   c.cpu_cores = r.client_cpu_cores();
-  c.window_s = r.duration_s;
-  c.own_retransmits = static_cast<double>(s.tcp_retransmits);
+  c.own_retransmits = s.tcp_retransmits;
+  c.own_segments_out = s.tcp_segments_out;
   if (r.open_loop()) {
     c.open_loop = true;
     c.pool_connections = r.connections;
@@ -172,18 +182,16 @@ core::ClientUse client_use(const core::RunResult& r) {
       c.service_p50_ns = static_cast<double>(s.service_time_ns.value_at_percentile(50));
     }
     c.pool_full_share = pool_full_share(r);
-    if (s.sent > 0) {
-      c.late_share = static_cast<double>(s.late) / static_cast<double>(s.sent);
-    }
   }
   if (auto u = unreachable_of(r)) {
     c.unreachable_since_s = u->since_s;
-    c.connect_failures_since = static_cast<double>(u->connect_failures);
+    c.connect_failures_since = u->connect_failures;
+    const std::string prefix = std::string(core::error_kind_name(core::ErrorKind::kConnect)) + ": ";
     uint64_t most = 0;
     for (const auto& [cause, count] : s.causes) {
-      if (cause.rfind("connect: ", 0) == 0 && count > most) {
+      if (cause.rfind(prefix, 0) == 0 && count > most) {
         most = count;
-        c.connect_failure_cause = cause.substr(9);
+        c.connect_failure_cause = cause.substr(prefix.size());
       }
     }
   }
@@ -231,6 +239,7 @@ RunFigures run_figures(const core::RunResult& r) {
     f.bytes.received_per_s = static_cast<double>(s.bytes_received) / r.duration_s;
   }
   f.tcp_retransmits = s.tcp_retransmits;
+  f.tcp_segments_out = s.tcp_segments_out;
   f.split_responses = s.split_responses;
   if (s.split_responses > 0) {
     f.split_gap_mean_ns =
@@ -313,12 +322,11 @@ LevelFigures level_figures(const std::vector<core::RunResult>& runs,
     l.little = little_figures(c);
     l.little_flagged = run.stats.latency_ns.count() > 0 && std::isfinite(c.ratio) && c.ratio < 0.9;
   }
-  // Without host figures only what knee saw itself can be named (an unreachable target).
-  if (run.use || l.median.unreachable) {
-    const analysis::SaturationVerdict v = analysis::name_saturated_resource(
-        run.use ? *run.use : core::ResourceUse{}, client_use(run), {}, previous_use);
-    l.saturated = SaturatedFigures{v.resource, v.detail, v.evidence, v.rule, v.warnings};
-  }
+  // Without host figures (a remote target, --scenario) what knee saw itself still speaks: an
+  // unreachable target, the client, the pool, its own retransmits.
+  const analysis::SaturationVerdict v = analysis::name_saturated_resource(
+      run.use ? *run.use : core::ResourceUse{}, client_use(run), {}, previous_use);
+  l.saturated = SaturatedFigures{v.resource, v.detail, v.evidence, v.rule, v.warnings};
   l.notes = run_notes(l.median);
   return l;
 }
@@ -333,7 +341,8 @@ std::vector<std::string> run_notes(const RunFigures& r) {
         "meanwhile and they never measure it (coordinated omission). To see what users arriving "
         "at a steady rate would see, run with -r RATE (open loop).");
   }
-  if (r.split_responses >= 10 && 10 * r.split_responses >= r.ok) {
+  if (r.split_responses >= kSplitNoteMinResponses &&
+      static_cast<double>(r.split_responses) >= kSplitNoteMinShare * static_cast<double>(r.ok)) {
     notes.push_back(fmt::format(
         "{} of {} responses ({:.0f}%) arrived in two parts {:.1f} ms apart on average, the "
         "signature of Nagle's algorithm meeting delayed ACK: the server wrote a small part of "
@@ -348,11 +357,11 @@ std::vector<std::string> run_notes(const RunFigures& r) {
   }
   if (r.sent == 0 && r.warmup.carried_over > 0) {
     notes.push_back(fmt::format(
-        "the measured phase sent no request: its connections were still waiting for {} warm-up "
-        "request{} ({} of them never answered at all); the figures above are empty because the "
-        "server stopped answering before measuring began, not because nothing was wrong.",
-        r.warmup.carried_over, r.warmup.carried_over == 1 ? "" : "s",
-        r.warmup.aborted + r.warmup.never_sent.value_or(0)));
+        "the measured phase sent no request: its connections were still busy with {} warm-up "
+        "request{} ({} still unanswered when the run stopped); the figures above are empty "
+        "because the server stopped answering before measuring began, not because nothing was "
+        "wrong.",
+        r.warmup.carried_over, r.warmup.carried_over == 1 ? "" : "s", r.warmup.aborted));
   }
   if (r.open && !kept_schedule(r)) {
     const double scheduled_rps =
@@ -450,12 +459,12 @@ SweepDocument analyse_sweep(std::string target, std::string started_at, LoadPara
           name));
     }
     const Range& x = level.ranges.throughput_rps;
-    if (level.repeats > 1 && x.min > 0 && x.max > 1.25 * x.min) {
+    if (level.repeats > 1 && x.min > 0 && x.max > kRepeatSpreadLimit * x.min) {
       d.warnings.push_back(fmt::format(
           "at {} the {} repeats' throughput spread {:.2f}x ({:.0f}-{:.0f} req/s), more than "
-          "1.25x: the level's median is weak (a noisy host, or a server that changes state); "
+          "{:g}x: the level's median is weak (a noisy host, or a server that changes state); "
           "rerun on a quieter host",
-          name, level.repeats, x.max / x.min, x.min, x.max));
+          name, level.repeats, x.max / x.min, x.min, x.max, kRepeatSpreadLimit));
     }
     if (run.stats.total_errors() > 0) {
       std::string kinds;
@@ -477,7 +486,8 @@ SweepDocument analyse_sweep(std::string target, std::string started_at, LoadPara
     if (by_rate.index) {
       knee.index = by_rate.index;
       knee.overloaded_index = by_rate.overloaded_index;
-      knee.summary = by_rate.summary;
+      // A candidate of the per-doubling rule that did not hold is still worth saying.
+      knee.summary = by_rate.summary + (knee.noisy_index ? "; per doubling, " + knee.summary : "");
     }
   }
   d.knee.index = knee.index;

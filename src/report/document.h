@@ -185,7 +185,9 @@ struct RunFigures {
   uint64_t reconnects = 0;
   WarmupFigures warmup;
   ByteFigures bytes;
-  uint64_t tcp_retransmits = 0;  // segments retransmitted on knee's connections (TCP_INFO)
+  // Segments knee's connections retransmitted and sent for the measured requests (TCP_INFO).
+  uint64_t tcp_retransmits = 0;
+  uint64_t tcp_segments_out = 0;
   // Responses whose last part came 30..220 ms after the rest (the Nagle / delayed-ACK stall,
   // core::RunStats::split_responses) and the mean of those gaps, ns (0 when none).
   uint64_t split_responses = 0;
@@ -257,7 +259,7 @@ struct LevelFigures {
   std::vector<RunFigures> runs;  // every repeat, with 2 or more; empty otherwise
   LittleFigures little;
   bool little_flagged = false;
-  std::optional<SaturatedFigures> saturated;  // when the host was sampled
+  std::optional<SaturatedFigures> saturated;  // empty only in files of knee before version 3
   // How to read this level, in plain words (report::run_notes: a stall hidden by the closed
   // loop, a schedule not kept, a phase that sent nothing).
   std::vector<std::string> notes;
@@ -540,8 +542,8 @@ struct MmcDocument {
   std::map<std::string, std::optional<double>> response_ns;  // p50, p90, p99, p999
   std::map<std::string, std::optional<double>> wait_ns;      // the same of the wait Wq alone
   // Erlang B: the share of arrivals an M/M/c/c system (the same servers, no queue) would turn
-  // away.
-  double p_block = 0;
+  // away; empty in files of knee before version 3.
+  std::optional<double> p_block;
   std::string source;
   bool operator==(const MmcDocument&) const = default;
 };

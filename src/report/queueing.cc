@@ -308,24 +308,28 @@ std::string render_mmc_text(const MmcDocument& d) {
   out += fmt::format("  offered load a    {:.3f} Erlangs, utilisation rho {}\n", d.offered_load,
                      pct(d.utilisation, 1));
   out += fmt::format("  P(wait)           {:.4f} (Erlang C)\n", d.p_wait);
-  out += fmt::format(
-      "  P(block)          {:.4f} (Erlang B: the share an M/M/c/c system, the same servers "
-      "with no queue, would turn away)\n",
-      d.p_block);
+  if (d.p_block) {
+    out += fmt::format(
+        "  P(block)          {:.4f} (Erlang B: the share an M/M/c/c system, the same servers "
+        "with no queue, would turn away)\n",
+        *d.p_block);
+  }
   out += fmt::format("  mean wait Wq      {:.3f} ms\n", ms(d.mean_wait_ns));
   out += fmt::format("  mean response W   {:.3f} ms (Wq + 1/mu)\n", ms(d.mean_response_ns));
   out += fmt::format("  mean queue Lq     {:.3f} requests (lambda Wq)\n", d.mean_queue_length);
   out += fmt::format("  mean in system L  {:.3f} requests (lambda W)\n", d.mean_in_system);
   out += fmt::format("  response (ms)     p50 {:.3f}  p90 {:.3f}  p99 {:.3f}  p99.9 {:.3f}\n",
                      q("p50"), q("p90"), q("p99"), q("p999"));
-  auto w = [&](const char* name) {
-    auto it = d.wait_ns.find(name);
-    return ms(it == d.wait_ns.end() ? NAN : it->second.value_or(NAN));
-  };
-  out += fmt::format(
-      "  wait Wq (ms)      p50 {:.3f}  p90 {:.3f}  p99 {:.3f}  p99.9 {:.3f}  (P(Wq > t) = C "
-      "e^-(c mu - lambda) t: 0 for the {:.1f}% that find a server free)\n",
-      w("p50"), w("p90"), w("p99"), w("p999"), 100 * (1 - d.p_wait));
+  if (!d.wait_ns.empty()) {
+    auto w = [&](const char* name) {
+      auto it = d.wait_ns.find(name);
+      return ms(it == d.wait_ns.end() ? NAN : it->second.value_or(NAN));
+    };
+    out += fmt::format(
+        "  wait Wq (ms)      p50 {:.3f}  p90 {:.3f}  p99 {:.3f}  p99.9 {:.3f}  (P(Wq > t) = C "
+        "e^-(c mu - lambda) t: 0 for the {:.1f}% that find a server free)\n",
+        w("p50"), w("p90"), w("p99"), w("p999"), 100 * (1 - d.p_wait));
+  }
   return out;
 }
 

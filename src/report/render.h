@@ -22,13 +22,14 @@ std::string render_sweep_text(const SweepDocument& doc);
 // Every scenario's run summary under "== scenario NAME ==".
 std::string render_scenarios_text(const ScenariosDocument& doc);
 
-// The sweep's live table on the terminal while it runs: its header, and the row of one finished
-// level from its repeats (figures of the median run by throughput), in fixed-width columns.
 // The lines a sweep's report starts with: method and URL, the target when it differs, the
 // levels and phases. Printed first by render_sweep_text and, before the sweep runs, above the
 // live rows.
 std::string sweep_heading(const LoadParams& params, const std::string& target, size_t levels,
                           bool open);
+
+// The sweep's live table on the terminal while it runs: its header, and the row of one finished
+// level from its repeats (figures of the median run by throughput), in fixed-width columns.
 std::string live_sweep_header(bool by_rate);
 std::string live_sweep_row(const std::vector<core::RunResult>& repeats, bool by_rate);
 

@@ -50,6 +50,26 @@ TEST(RunStats, ConnectAndStatusErrorsAreNotRequestFailures) {
   EXPECT_EQ(s.causes.at("timeout"), 1u);
 }
 
+// A server that cuts each body at a new length makes a new cause every time; the causes stay
+// bounded, and every failure is still counted under its kind.
+TEST(RunStats, CausesStayBoundedWhateverTheServerDoes) {
+  RunStats a, b;
+  for (int i = 0; i < 1000; ++i) {
+    a.count_error(ErrorKind::kEofMidBody, "received " + std::to_string(i) + " of 5000 bytes");
+    b.count_error(ErrorKind::kEofMidBody,
+                  "received " + std::to_string(i + 1000) + " of 5000 bytes");
+  }
+  EXPECT_LE(a.causes.size(), RunStats::kMaxCauses + 1);
+  a.merge(b);
+  EXPECT_LE(a.causes.size(), RunStats::kMaxCauses + 1);
+  EXPECT_EQ(a.error_count(ErrorKind::kEofMidBody), 2000u);
+  uint64_t counted = 0;
+  for (const auto& [cause, n] : a.causes) counted += n;
+  EXPECT_EQ(counted, 2000u);
+  EXPECT_GT(a.causes.at("eof_mid_body: other causes"), 0u);
+  EXPECT_EQ(a.causes.at("eof_mid_body: received 0 of 5000 bytes"), 1u);
+}
+
 TEST(RunResult, LittlesLawFromThroughputAndMeanLatency) {
   RunResult r;
   r.duration_s = 2.0;

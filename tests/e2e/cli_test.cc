@@ -87,7 +87,10 @@ INSTANTIATE_TEST_SUITE_P(
         BadInput{{"report", "x.hlog", "--from", "8", "--to", "5"}, "--from 8 --to 5"},
         BadInput{{"report", "x.hlog", "--from", "-1"}, "--from"},
         BadInput{{"run", "ftp://127.0.0.1:1/"}, "knee speaks http://"},
-        BadInput{{"sweep", "http://127.0.0.1:1/", "--levels", "1,100000"}, "--levels"}));
+        BadInput{{"sweep", "http://127.0.0.1:1/", "--levels", "1,100000"}, "--levels"},
+        BadInput{{"run", "http://127.0.0.1:1/", "--json", "/tmp/knee-same.out", "--html",
+                  "/tmp/knee-same.out"},
+                 "--json and --html"}));
 
 TEST(Cli, UnreachableTargetExits1NamingUrlAndOsError) {
   int port;

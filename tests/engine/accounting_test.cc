@@ -61,7 +61,6 @@ TEST(Accounting, WarmUpRequestsStillInFlightAreCarriedOverAndCounted) {
   LoadOptions o = options_for(server.url("/"), 2, 300ms, 300ms);
   o.timeout = 10s;
   o.grace = 10s;
-  const auto started = std::chrono::steady_clock::now();
   auto r = run_load(o);
   ASSERT_TRUE(r) << r.status().message();
   const core::WarmupStats& w = r->stats.warmup;
@@ -70,8 +69,9 @@ TEST(Accounting, WarmUpRequestsStillInFlightAreCarriedOverAndCounted) {
   EXPECT_EQ(w.aborted, 2u);  // still unanswered when the run stopped
   EXPECT_EQ(r->stats.sent, 0u);
   expect_accounted(*r, "hang");
-  // Only warm-up requests were left in flight: nothing measured waits for them.
-  EXPECT_LT(std::chrono::steady_clock::now() - started, 5s);
+  // Only warm-up requests were left in flight, so the run did not wait out its 10 s grace
+  // period for them (a wait of 10 s or none: a behaviour, not a speed).
+  EXPECT_LT(r->stats.client_wall_ns, 5'000'000'000);
 }
 
 // Regression: a server that closes every connection without answering had its warm-up
@@ -262,12 +262,14 @@ TEST(Accounting, ResponsesSplitByNagleAndDelayedAckAreCounted) {
   const size_t headers = response.size() - 5;
   ScriptedServer split(
       [&](int, int, const std::string&) { return Action::respond_split(response, headers); });
-  auto r = run_load(options_for(split.url("/"), 1, 0ms, 600ms));
+  auto r = run_load(options_for(split.url("/"), 1, 0ms, 1500ms));
   ASSERT_TRUE(r) << r.status().message();
   const core::RunStats& s = r->stats;
-  ASSERT_GT(s.completed, 3u);
-  EXPECT_GE(s.split_responses * 10, s.completed * 8)  // nearly every one
-      << s.split_responses << " of " << s.completed;
+  ASSERT_GT(s.completed, 10u);
+  // Most of them: the kernel acknowledges at once now and then (quick-ack after a connection
+  // starts, or when it thinks the peer is interactive), so not every response waits.
+  EXPECT_GE(s.split_responses * 2, s.completed) << s.split_responses << " of " << s.completed;
+  EXPECT_GE(s.split_responses, 5u);
   ASSERT_GT(s.split_responses, 0u);
   const double mean_gap_ms =
       static_cast<double>(s.split_gap_ns) / static_cast<double>(s.split_responses) / 1e6;
@@ -291,7 +293,7 @@ TEST(Accounting, ATargetThatGoesAwayLeavesItsLastAnswerAndTheRefusedConnects) {
     ScriptedServer server([](int, int, const std::string&) {
       return Action::respond(testing::ok_response(), 0ms, /*close_after=*/true);
     });
-    LoadOptions o = options_for(server.url("/"), 2, 0ms, 1500ms);
+    LoadOptions o = options_for(server.url("/"), 2, 0ms, 3000ms);
     if (open) o.rate_rps = 500;
     std::thread away([&server] {
       std::this_thread::sleep_for(400ms);
@@ -304,7 +306,7 @@ TEST(Accounting, ATargetThatGoesAwayLeavesItsLastAnswerAndTheRefusedConnects) {
     const std::string where = open ? "open" : "closed";
     EXPECT_GT(s.connect_failures_after_ok, 0u) << where;
     ASSERT_GE(s.last_ok_ns, 0) << where;
-    EXPECT_LT(s.last_ok_ns, 700'000'000) << where;  // about 400 ms, never near the 1.5 s end
+    EXPECT_LT(s.last_ok_ns, 2'000'000'000) << where;  // about 400 ms, far from the 3 s end
     EXPECT_GT(s.error_count(ErrorKind::kConnect), 0u) << where;
     expect_accounted(*r, where);
   }

@@ -56,7 +56,8 @@ TEST(Analyse, ABriefOutageIsNotUnreachable) {
   r.stats.connect_failures_after_ok = 3;
   const RunDocument d = analyse_run("http://127.0.0.1:9/", "now", {}, {r}, {});
   EXPECT_FALSE(d.level.median.unreachable);
-  EXPECT_FALSE(d.level.saturated);
+  ASSERT_TRUE(d.level.saturated);  // named from knee's own figures even without the host's
+  EXPECT_NE(d.level.saturated->resource, "unreachable");
 }
 
 TEST(Analyse, ResponsesSplitByNagleAndDelayedAckGetANote) {
@@ -99,7 +100,7 @@ TEST(Analyse, AnOpenLoopLevelHeldBackByItsPoolSaysSo) {
   EXPECT_TRUE(any_contains(d.warnings,
                            "the pool of 8 connections was exhausted (95% of the time "
                            "every one was busy) because responses took 10.0"))
-      << d.warnings.front();
+      << (d.warnings.empty() ? "no warnings" : d.warnings.front());
   EXPECT_FALSE(any_contains(d.warnings, "raise -c or -t"));
   EXPECT_TRUE(any_contains(d.levels[0].notes, "the pool of 8 connections was exhausted"));
 }

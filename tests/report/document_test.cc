@@ -104,7 +104,19 @@ TEST(Document, EveryKindCarriesSchemaVersionAndKindAndRoundTrips) {
                    {Mm1Peak{416.67, 0.098, 10.2, {}, "10 or more", "ample"}},
                    "GSTH"},
        "model"},
-      {MmcDocument{2, 1000, 1500, 1.5, 0.75, 0.64, 1, 2, 3, 4, {{"p99", 5e6}}, {{"p99", 4e6}}, 0.31,
+      {MmcDocument{2,
+                   1000,
+                   1500,
+                   1.5,
+                   0.75,
+                   0.64,
+                   1,
+                   2,
+                   3,
+                   4,
+                   {{"p99", 5e6}},
+                   {{"p99", 4e6}},
+                   0.31,
                    "GSTH"},
        "model"},
       {usl, "model"},
@@ -141,11 +153,32 @@ TEST(Document, ASchemaVersion2ResultReadsWithTheCountsItKnew) {
   EXPECT_EQ(r.warmup.completed, 1000u);
   EXPECT_EQ(r.warmup.sent, 1000u);
   EXPECT_EQ(r.bytes.received, 0u);
+  // The fixture's 3 eof_mid_response (hand-set in the v2 file) read as eof_mid_body: version 2
+  // did not say where in the response the connection closed.
   EXPECT_EQ(r.errors.count("eof_mid_response"), 0u);
-  EXPECT_EQ(r.errors.at("eof_mid_body"), 0u);
+  EXPECT_EQ(r.errors.at("eof_mid_body"), 3u);
+  EXPECT_EQ(r.errors.at("eof_mid_headers"), 0u);
+  EXPECT_EQ(r.error_causes.at("eof_mid_body: EOF"), 3u);
+  EXPECT_EQ(r.error_causes.count("eof_mid_response: EOF"), 0u);
   ASSERT_TRUE(r.open);
   EXPECT_EQ(r.open->pool_full_share, 0.0);
   EXPECT_TRUE(std::get<RunDocument>(*doc).level.notes.empty());
+}
+
+// An M/M/c model written before version 3 had no wait percentiles and no Erlang B.
+TEST(Document, ASchemaVersion2MmcModelReadsWithoutTheFiguresItLacked) {
+  auto mmc = mmc_document(2, 1000, 1500);
+  ASSERT_TRUE(mmc) << mmc.status().message();
+  json j = to_json(*mmc);
+  j["schema_version"] = 2;
+  j.erase("wait_ns");
+  j.erase("p_block");
+  auto doc = from_json(j, "mmc.json");
+  ASSERT_TRUE(doc) << doc.status().message();
+  const std::string text = render_text(*doc);
+  EXPECT_EQ(text.find("nan"), std::string::npos) << text;
+  EXPECT_EQ(text.find("P(block)"), std::string::npos) << text;
+  EXPECT_NE(text.find("P(wait)"), std::string::npos) << text;
 }
 
 TEST(Document, ASchemaVersion1OpenLoopResultIsMigrated) {

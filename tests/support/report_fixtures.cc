@@ -68,11 +68,11 @@ core::RunResult base_run(int concurrency, int64_t ok, double mean_ns) {
   s.completed = static_cast<uint64_t>(ok);
   s.sent = s.completed;
   s.status[200] = s.completed;
-  s.warmup.completed = s.completed / 2;
-  s.warmup.sent = s.warmup.completed + 1;
-  s.warmup.carried_over = 1;  // in flight when measuring began, answered after it
-  s.warmup.completed += 1;
+  // Half a run's worth of warm-up, one of them in flight when measuring began and answered
+  // after it.
+  s.warmup.completed = s.completed / 2 + 1;
   s.warmup.sent = s.warmup.completed;
+  s.warmup.carried_over = 1;
   s.bytes_sent = s.completed * 92;
   s.bytes_received = s.completed * 160;
   s.bytes_received_body = s.completed * 66;
@@ -121,6 +121,7 @@ core::RunResult synthetic_open_run(double rate_rps, double mean_ms) {
   r.target_rate_rps = rate_rps;
   core::RunStats& s = r.stats;
   s.scheduled = s.sent;
+  s.warmup.scheduled = s.warmup.sent;  // scheduled = sent + never_sent, warm-up likewise
   s.sent_in_phase = s.sent;
   s.ok_completed_in_phase = s.completed;
   record_spread(s.service_time_ns, ok, mean_ms * 0.8e6);
