@@ -46,6 +46,65 @@ void LoadFlags::add_to(CLI::App& app, bool url_required, bool with_connections) 
   app.add_option("-H,--header", headers, "Request header 'Name: value' (repeatable)");
   app.add_option("--body", body, "Request body");
   app.add_option("--body-file", body_file, "Read the request body from FILE");
+  add_tls_flags(app);
+}
+
+void LoadFlags::add_tls_flags(CLI::App& app) {
+  app.add_option("--cacert", cacert,
+                 "https: trust the CA certificates of this PEM file instead of the system's");
+  app.add_flag("-k,--insecure", insecure,
+               "https: do not verify the server's certificate (the handshake is still measured)");
+  app.add_option("--cert", cert, "https: client certificate (PEM) for mutual TLS; with --key");
+  app.add_option("--key", key, "https: private key (PEM) of --cert");
+  app.add_option("--tls", tls_version, "https: speak only this TLS version, 1.2 or 1.3");
+  app.add_flag("--no-tls-resume", no_tls_resume,
+               "https: a full handshake on every connect instead of resuming the last session");
+}
+
+Status LoadFlags::tls_options(const http::Url* target, net::TlsOptions& out) const {
+  const bool any = !cacert.empty() || insecure || !cert.empty() || !key.empty() ||
+                   !tls_version.empty() || no_tls_resume;
+  if (any && target != nullptr && target->scheme != "https") {
+    const char* flag = !cacert.empty()        ? "--cacert"
+                       : insecure             ? "-k/--insecure"
+                       : !cert.empty()        ? "--cert"
+                       : !key.empty()         ? "--key"
+                       : !tls_version.empty() ? "--tls"
+                                              : "--no-tls-resume";
+    return Status::invalid_argument(
+        fmt::format("{}: only for https:// URLs; {} is plain HTTP", flag, target->to_string()));
+  }
+  out.ca_file = cacert;
+  out.verify = !insecure;
+  out.cert_file = cert;
+  out.key_file = key;
+  out.resume = !no_tls_resume;
+  if (tls_version == "1.2") {
+    out.version = 12;
+  } else if (tls_version == "1.3") {
+    out.version = 13;
+  } else if (!tls_version.empty()) {
+    return Status::invalid_field(
+        "tls", fmt::format("'{}' is not a TLS version; give 1.2 or 1.3", tls_version));
+  }
+  if (cert.empty() != key.empty()) {
+    return Status::invalid_argument(fmt::format(
+        "{}: a client certificate needs both --cert and --key", cert.empty() ? "--key" : "--cert"));
+  }
+  if (insecure && !cacert.empty()) {
+    return Status::invalid_argument(
+        "-k/--insecure and --cacert: --cacert has no use when nothing is verified; give one");
+  }
+  // The files are read when the run starts (net::TlsContext::create); a missing one is named
+  // now, before anything is measured.
+  for (const auto& [flag, path] :
+       {std::pair{"--cacert", &cacert}, std::pair{"--cert", &cert}, std::pair{"--key", &key}}) {
+    std::error_code ec;
+    if (!path->empty() && !std::filesystem::is_regular_file(*path, ec)) {
+      return Status::invalid_argument(fmt::format("{}: '{}' is not a readable file", flag, *path));
+    }
+  }
+  return Status::ok();
 }
 
 void LoadFlags::add_rate_to(CLI::App& app) {
@@ -146,6 +205,7 @@ Result<engine::LoadOptions> LoadFlags::to_options(bool with_url) const {
     ss << in.rdbuf();
     o.request.body = ss.str();
   }
+  if (Status s = tls_options(with_url ? &o.request.url : nullptr, o.tls); !s) return s;
   o.connections = connections;
   o.threads = threads;
   if (rate_given && !(rate > 0 && rate <= engine::kMaxRateRps)) {
@@ -209,7 +269,8 @@ std::string flag_of(const std::string& field) {
       {"spin", "--spin"}, {"arrival", "--arrival"}, {"url", "URL"}, {"count", "-n/--count"},
       {"n", "--n"}, {"x", "--x"}, {"r", "--r"}, {"lambda", "--lambda"}, {"from", "--from"},
       {"mu", "--mu"}, {"levels", "--levels"}, {"rates", "--rate"},
-      {"start_rate", "--start-rate"}, {"max_rate", "--max-rate"}, {"precision", "--precision"}};
+      {"start_rate", "--start-rate"}, {"max_rate", "--max-rate"}, {"precision", "--precision"},
+      {"cacert", "--cacert"}, {"cert", "--cert"}, {"key", "--key"}, {"tls", "--tls"}};
   // clang-format on
   for (const auto& [f, flag] : kFlags) {
     if (field == f) return flag;

@@ -32,10 +32,24 @@ struct LoadFlags {
   std::string spin = "0";          // open loop: busy-poll window before each intended send
   bool connections_given = false;  // set by -c
   bool rate_given = false;         // set by -r
+  // https (net/tls.h): --cacert, -k/--insecure, --cert, --key, --tls, --no-tls-resume.
+  std::string cacert;
+  bool insecure = false;
+  std::string cert;
+  std::string key;
+  std::string tls_version;  // "", "1.2" or "1.3"
+  bool no_tls_resume = false;
 
   // Declares the URL (positional), -t, -d, -w, --timeout, --grace, -m, -H, --body, --body-file,
-  // and -c unless `with_connections` is false (sweep's levels are its connections).
+  // the TLS flags, and -c unless `with_connections` is false (sweep's levels are its
+  // connections).
   void add_to(CLI::App& app, bool url_required, bool with_connections);
+  // Declares --cacert, -k/--insecure, --cert, --key, --tls, --no-tls-resume.
+  void add_tls_flags(CLI::App& app);
+  // The TLS flags into `out`, for `target` (null: not known yet, as for scenarios). Errors:
+  // kInvalidArgument for a TLS flag with an http:// target, a --tls other than 1.2 or 1.3, -k
+  // with --cacert, or a file that is missing.
+  core::Status tls_options(const http::Url* target, net::TlsOptions& out) const;
   // Declares -r/--rate and --spin (run).
   void add_rate_to(CLI::App& app);
   // Declares --arrival and --seed, with `context` in their help ("With --rate: ").

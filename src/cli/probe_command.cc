@@ -19,8 +19,7 @@ using core::Status;
 class ProbeCommand final : public Subcommand {
  public:
   void add_options(CLI::App& app) override {
-    app.add_option("url", url_, "Target URL, http://HOST[:PORT]/PATH (https: not yet, no TLS)")
-        ->required();
+    app.add_option("url", url_, "Target URL, http[s]://HOST[:PORT]/PATH")->required();
     app.add_option("-n,--count", count_, "Attempts, one request at a time")->capture_default_str();
     app.add_flag("--reuse", reuse_,
                  "Send every attempt on one keep-alive connection: DNS lookup and TCP connect "
@@ -29,6 +28,7 @@ class ProbeCommand final : public Subcommand {
         ->capture_default_str();
     app.add_option("-m,--method", method_, "HTTP method")->capture_default_str();
     app.add_option("-H,--header", headers_, "Request header 'Name: value' (repeatable)");
+    tls_flags_.add_tls_flags(app);
     app.add_flag("--json", json_,
                  "Print every attempt and the phase statistics as JSON on stdout (fields in "
                  "docs/output.md)");
@@ -55,6 +55,7 @@ class ProbeCommand final : public Subcommand {
       if (!header) return report_failure(header.status());
       o.request.headers.push_back(std::move(header).value());
     }
+    if (Status s = tls_flags_.tls_options(&o.request.url, o.tls); !s) return report_failure(s);
     o.count = count_;
     o.reuse = reuse_;
     auto t = core::parse_duration(timeout_);
@@ -86,6 +87,7 @@ class ProbeCommand final : public Subcommand {
   std::string method_ = "GET";
   std::vector<std::string> headers_;
   bool json_ = false;
+  LoadFlags tls_flags_;  // only its TLS flags
 };
 
 }  // namespace

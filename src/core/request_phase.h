@@ -76,6 +76,10 @@ struct RequestPhasesResult {
   std::map<int, int> status;             // complete responses per status code
   std::map<std::string, int> errors;     // failed attempts per "<kind>: <cause>"
   std::array<PhaseStats, kRequestPhaseCount> phases{};  // indexed by RequestPhase
+  // https: what the first handshake agreed on ("TLSv1.3", its cipher, ALPN's choice or ""),
+  // and how many handshakes resumed a session; empty for http.
+  std::string tls_version, tls_cipher, alpn;
+  int tls_resumed = 0;
 };
 
 // The phase statistics of `attempts` (exposed for tests): every successful attempt that

@@ -25,6 +25,8 @@ std::string_view error_kind_name(ErrorKind kind) {
       return "parse";
     case ErrorKind::kStatus:
       return "status";
+    case ErrorKind::kTls:
+      return "tls";
     case ErrorKind::kCount:
       break;
   }
@@ -58,7 +60,9 @@ uint64_t request_failures(const ErrorCounts& errors) {
   uint64_t n = 0;
   for (size_t i = 0; i < errors.size(); ++i) {
     auto kind = static_cast<ErrorKind>(i);
-    if (kind != ErrorKind::kConnect && kind != ErrorKind::kStatus) n += errors[i];
+    if (kind != ErrorKind::kConnect && kind != ErrorKind::kTls && kind != ErrorKind::kStatus) {
+      n += errors[i];
+    }
   }
   return n;
 }
@@ -73,6 +77,19 @@ void WarmupStats::merge(const WarmupStats& o) {
   for (size_t i = 0; i < errors.size(); ++i) errors[i] += o.errors[i];
 }
 
+void ConnectStats::merge(const ConnectStats& o) {
+  opened += o.opened;
+  tcp_ns.merge(o.tcp_ns);
+  tls_ns.merge(o.tls_ns);
+  tls_full += o.tls_full;
+  tls_resumed += o.tls_resumed;
+  if (tls_version.empty()) {
+    tls_version = o.tls_version;
+    tls_cipher = o.tls_cipher;
+    alpn = o.alpn;
+  }
+}
+
 uint64_t RunStats::total_errors() const {
   uint64_t n = 0;
   for (uint64_t e : errors) n += e;
@@ -80,6 +97,7 @@ uint64_t RunStats::total_errors() const {
 }
 
 void RunStats::merge(const RunStats& other) {
+  connects.merge(other.connects);
   latency_ns.merge(other.latency_ns);
   service_time_ns.merge(other.service_time_ns);
   send_lag_ns.merge(other.send_lag_ns);

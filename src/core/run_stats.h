@@ -41,17 +41,18 @@ enum class ErrorKind : uint8_t {
   kTimeout,               // no complete response within the request timeout
   kParse,                 // the response did not follow HTTP/1.1 framing
   kStatus,                // a complete response with status >= 400
+  kTls,                   // the TLS handshake failed (cause: the reason): no request was sent
   kCount,
 };
 
 // "connect", "closed_before_response", "eof_mid_headers", "eof_mid_body", "read", "write",
-// "timeout", "parse", "status".
+// "timeout", "parse", "status", "tls".
 std::string_view error_kind_name(ErrorKind kind);
 
 using ErrorCounts = std::array<uint64_t, static_cast<size_t>(ErrorKind::kCount)>;
 
-// Failures that consumed a sent request: every kind except kConnect and kStatus (a status error
-// is a completed response).
+// Failures that consumed a sent request: every kind except kConnect, kTls (no request was sent)
+// and kStatus (a status error is a completed response).
 uint64_t request_failures(const ErrorCounts& errors);
 
 // The warm-up's own accounting: its requests are left out of every figure, but none vanishes.
@@ -70,6 +71,24 @@ struct WarmupStats {
 
   uint64_t failed() const { return request_failures(errors); }
   void merge(const WarmupStats& o);
+};
+
+// The connections a run opened, warm-up included (with keep-alive nearly every connect falls
+// in the warm-up), kept apart from request latency: how long TCP took to connect and TLS to
+// shake hands, and how many handshakes resumed a session. A closed connection's next connect
+// is one more. Durations in ns, 1 us .. 1 h, 3 significant digits.
+struct ConnectStats {
+  ConnectStats() : tcp_ns(Histogram::for_latency()), tls_ns(Histogram::for_latency()) {}
+  uint64_t opened = 0;       // connects that reached the state where requests can be sent
+  Histogram tcp_ns;          // connect() started to the TCP connection established
+  Histogram tls_ns;          // TCP established to the TLS handshake done (TLS only)
+  uint64_t tls_full = 0;     // full handshakes
+  uint64_t tls_resumed = 0;  // abbreviated handshakes that resumed a session
+  // What the first handshake agreed on ("TLSv1.3", "TLS_AES_256_GCM_SHA384", ALPN's choice or
+  // ""); empty without TLS.
+  std::string tls_version, tls_cipher, alpn;
+
+  void merge(const ConnectStats& o);
 };
 
 struct RunStats {
@@ -99,6 +118,7 @@ struct RunStats {
   uint64_t aborted = 0;     // sent, still unfinished when the grace period ended
   uint64_t reconnects = 0;  // new connections opened after the first one per slot
   WarmupStats warmup;       // the warm-up's requests, discarded from every other figure
+  ConnectStats connects;    // every connection opened, warm-up included
   // Bytes of the measured requests: written (request lines, fields, bodies), and received
   // (everything read for them; of that, the decoded body payload; the rest is status lines,
   // header fields, interim responses, chunk framing and trailers).

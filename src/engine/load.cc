@@ -56,10 +56,9 @@ Status LoadOptions::validate() const {
     return Status::invalid_field(
         "spin", "only in open loop (with -r RATE): it busy-polls before intended send times");
   }
-  if (request.url.scheme != "http") {
+  if (request.url.scheme != "http" && request.url.scheme != "https") {
     return Status::invalid_field(
-        "url", fmt::format("{}: only http:// is supported so far (https is planned)",
-                           request.url.to_string()));
+        "url", fmt::format("{}: knee speaks http:// and https://", request.url.to_string()));
   }
   // Only {conn} and {seq} expand; anything else in braces is almost surely a typo.
   const std::string& target = request.url.target;
@@ -110,6 +109,20 @@ Result<core::RunResult> run_load(const LoadOptions& options, const RunControl& c
   if (Status s = net::check_reachable(*address, preflight); !s) {
     return s.with_context("cannot reach " + url.to_string());
   }
+  std::shared_ptr<const net::TlsContext> tls;
+  if (url.scheme == "https") {
+    auto context = net::TlsContext::create(options.tls);
+    if (!context) return context.status();
+    tls = std::move(context).value();
+    // One handshake before the run: a certificate that does not verify is one clear error,
+    // not a run of failed connects.
+    auto fd = net::connect_tcp(*address, net::Blocking::kYes);
+    if (!fd) return fd.status().with_context("cannot reach " + url.to_string());
+    net::set_io_timeouts(fd->get(), preflight);
+    if (auto info = net::check_tls(std::move(fd).value(), *tls, url.host); !info) {
+      return info.status().with_context("cannot reach " + url.to_string());
+    }
+  }
 
   const core::ClockSource& clock = *control.clock;
   Phases phases;
@@ -140,6 +153,8 @@ Result<core::RunResult> run_load(const LoadOptions& options, const RunControl& c
   for (int t = 0; t < options.threads; ++t) {
     WorkerConfig cfg;
     cfg.address = *address;
+    cfg.tls = tls.get();
+    cfg.server_name = url.host;
     cfg.request = &request;
     cfg.connections = slots / options.threads + (t < slots % options.threads ? 1 : 0);
     cfg.first_connection = next_connection;

@@ -31,6 +31,7 @@
 #include "engine/live.h"
 #include "engine/schedule.h"
 #include "http/request.h"
+#include "net/tls.h"
 
 namespace knee::engine {
 
@@ -59,6 +60,8 @@ struct LoadOptions {
   // spinning trades client CPU for punctual sends. The spin time is counted apart
   // (RunStats::client_spin_ns) and left out of the client-bound check.
   core::Nanos spin{0};
+  // https URLs: trust store, client certificate, protocol version, resumption (net/tls.h).
+  net::TlsOptions tls;
 
   // Open loop's default pool: enough connections for the rate at up to 250 ms of latency,
   // between 16 and 4096 (Little: N = X * R). The only place this default is computed.
@@ -94,9 +97,11 @@ struct RunControl {
   std::function<void(const IntervalRecord&)> on_interval;
 };
 
-// Runs one load test. Errors: kInvalidArgument for bad options (scheme https, bad
-// method), kUnavailable when the target cannot be resolved or connected to before the run
-// (the message names the URL and the OS error), kIoError when the OS refuses epoll or threads.
+// Runs one load test. Errors: kInvalidArgument for bad options (a scheme other than http and
+// https, a bad method, an unreadable CA bundle or client certificate), kUnavailable when the
+// target cannot be resolved, connected to or (https) shaken hands with before the run (the
+// message names the URL and the OS error or the TLS reason, e.g. "certificate verify failed:
+// hostname mismatch"), kIoError when the OS refuses epoll or threads.
 // Failures during the run are counted in RunStats, never returned.
 core::Result<core::RunResult> run_load(const LoadOptions& options, const RunControl& control = {});
 

@@ -190,9 +190,21 @@ void LoadWorker::open(uint32_t i, TimePoint now) {
     retry_later(i, now);
     return;
   }
-  c.transport = std::make_unique<net::TcpTransport>(std::move(fd).value());
+  if (config_.tls != nullptr) {
+    auto tls = net::TlsTransport::create(std::move(fd).value(), *config_.tls, config_.server_name,
+                                         &tls_sessions_);
+    if (!tls) {
+      if (config_.phases.measured(now)) stats_.count_error(ErrorKind::kTls, tls.status().message());
+      retry_later(i, now);
+      return;
+    }
+    c.transport = std::move(tls).value();
+  } else {
+    c.transport = std::make_unique<net::TcpTransport>(std::move(fd).value());
+  }
   c.state = ConnState::kConnecting;
   c.sent_at = now;  // connect start, for the connect timeout
+  c.tcp_connected_at = TimePoint{};
   c.write_armed = true;
   if (!loop_->add(c.transport->fd(), EPOLLOUT, tag(i))) {
     close(i);
@@ -221,11 +233,19 @@ void LoadWorker::on_event(uint64_t event_tag, uint32_t events) {
     case ConnState::kReceiving:
       read_some(t.slot);
       break;
-    case ConnState::kIdle:
+    case ConnState::kIdle: {
+      // TLS 1.3 session tickets arrive after the handshake, often while the connection waits
+      // for its first request: OpenSSL takes them in and no application byte comes out.
+      if (c.transport->tls() != nullptr) {
+        char byte = 0;
+        const net::IoResult r = c.transport->recv_some(std::span<char>(&byte, 1));
+        if (r.status == net::IoStatus::kWouldBlock) break;
+      }
       // The server closed (or wrote to) a connection with nothing in flight: drop it quietly;
       // the next one opened counts as a reconnect.
       drop(t.slot);
       break;
+    }
     case ConnState::kFree:
       break;
   }
@@ -234,16 +254,46 @@ void LoadWorker::on_event(uint64_t event_tag, uint32_t events) {
 void LoadWorker::on_connected(uint32_t i) {
   Connection& c = conns_[i];
   const TimePoint now = config_.clock->now();
+  const bool tcp_was_done = c.tcp_connected_at != TimePoint{};
   const net::IoResult r = c.transport->finish_connect();
-  if (r.status == net::IoStatus::kWouldBlock) return;  // a handshake still in progress
+  // TCP is established once finish_connect() gets past its SO_ERROR check: the first call on
+  // writability, unless that call failed with the connect's own errno.
+  const bool tls_failure = r.status == net::IoStatus::kError && !c.transport->error_text().empty();
+  if (!tcp_was_done && (r.status != net::IoStatus::kError || tls_failure)) {
+    c.tcp_connected_at = now;
+    stats_.connects.tcp_ns.record(core::elapsed_ns(c.sent_at, now));
+  }
+  if (r.status == net::IoStatus::kWouldBlock) {  // a TLS handshake in progress
+    if (r.wants_write != c.write_armed) {
+      loop_->modify(c.transport->fd(), r.wants_write ? EPOLLOUT : EPOLLIN, tag(i));
+      c.write_armed = r.wants_write;
+    }
+    return;
+  }
   if (r.status != net::IoStatus::kDone) {
     if (config_.phases.measured(now)) {
-      stats_.count_error(ErrorKind::kConnect, core::errno_name(r.error));
+      if (tls_failure) {
+        stats_.count_error(ErrorKind::kTls, c.transport->error_text());
+      } else {
+        stats_.count_error(ErrorKind::kConnect, core::errno_name(r.error));
+      }
       ++stats_.connect_failures_after_ok;
     }
     close(i);
     retry_later(i, now);
     return;
+  }
+  ++stats_.connects.opened;
+  if (const net::TlsInfo* tls = c.transport->tls()) {
+    // Read after the call: the last step's crypto is the handshake's, and with a quick server
+    // the whole handshake can complete inside the first call.
+    stats_.connects.tls_ns.record(core::elapsed_ns(c.tcp_connected_at, config_.clock->now()));
+    ++(tls->resumed ? stats_.connects.tls_resumed : stats_.connects.tls_full);
+    if (stats_.connects.tls_version.empty()) {
+      stats_.connects.tls_version = tls->version;
+      stats_.connects.tls_cipher = tls->cipher;
+      stats_.connects.alpn = tls->alpn;
+    }
   }
   c.state = ConnState::kIdle;
   loop_->modify(c.transport->fd(), EPOLLIN, tag(i));
@@ -327,13 +377,15 @@ void LoadWorker::read_some(uint32_t i) {
             // connection): the connection's framing can no longer be trusted, so it is not
             // reused.
             // The clock is read when the response is complete, after its last read.
-            complete_request(i, config_.clock->now(), /*can_reuse=*/used == r.bytes);
+            complete_request(i, config_.clock->now(),
+                             /*can_reuse=*/used == r.bytes && !c.transport->buffered());
             return;
           case http::ResponseParser::State::kError:
             fail_request(i, ErrorKind::kParse, c.parser.error());
             return;
           case http::ResponseParser::State::kNeedMore:
-            if (r.bytes < read_buffer_.size()) {  // all there is for now: a part has arrived
+            // All there is for now (a part has arrived), unless TLS holds more.
+            if (r.bytes < read_buffer_.size() && !c.transport->buffered()) {
               c.partial_at = config_.clock->now();
               return;
             }
@@ -488,7 +540,11 @@ void LoadWorker::check_timeouts(TimePoint now) {
       fail_request(i, ErrorKind::kTimeout, "");
     } else if (c.state == ConnState::kConnecting && now - c.sent_at >= config_.timeout) {
       if (config_.phases.measured(now)) {
-        stats_.count_error(ErrorKind::kConnect, "timeout");
+        if (c.tcp_connected_at != TimePoint{}) {
+          stats_.count_error(ErrorKind::kTls, "TLS handshake: not done within the timeout");
+        } else {
+          stats_.count_error(ErrorKind::kConnect, "timeout");
+        }
         ++stats_.connect_failures_after_ok;
       }
       drop(i);

@@ -31,12 +31,17 @@
 #include "http/response_parser.h"
 #include "net/event_loop.h"
 #include "net/socket.h"
+#include "net/tls.h"
 #include "net/transport.h"
 
 namespace knee::engine {
 
 struct WorkerConfig {
   net::SocketAddress address;
+  // https: the run's TLS context (shared, read-only) and the name to verify and send as SNI;
+  // null for http.
+  const net::TlsContext* tls = nullptr;
+  std::string server_name;
   const http::RequestTemplate* request = nullptr;  // shared, read-only
   uint64_t first_connection = 0;  // global index of this worker's first slot ({conn})
   int connections = 1;            // slots: closed loop exactly this many; open loop at most
@@ -97,6 +102,7 @@ class LoadWorker final : public ConnectionPool {
     std::optional<net::TcpCounters> tcp_base;
     core::TimePoint intended_at{};       // open loop: the schedule's time; closed loop: = sent_at
     core::TimePoint sent_at{};           // first byte written (or connect start while connecting)
+    core::TimePoint tcp_connected_at{};  // while connecting: TCP established (epoch: not yet)
     const std::string* bytes = nullptr;  // the request being written
     std::string rendered;                // its bytes when the template has placeholders
     http::ResponseParser parser;
@@ -138,6 +144,7 @@ class LoadWorker final : public ConnectionPool {
   };
   net::TimerHeap<Retry> retries_;
   std::vector<char> read_buffer_;
+  net::TlsSessionCache tls_sessions_;  // the latest session, offered by the next connect
   core::RunStats stats_;
   InSystem in_system_;
   bool stopping_ = false;

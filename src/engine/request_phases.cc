@@ -98,7 +98,14 @@ class PhaseTimer {
         return fail(ErrorKind::kConnect, err != 0 ? core::errno_name(err) : fd.status().message());
       }
       ++connections_;
-      auto transport = std::make_unique<net::TcpTransport>(std::move(fd).value());
+      std::unique_ptr<net::Transport> transport;
+      if (tls_) {
+        auto t = net::TlsTransport::create(std::move(fd).value(), *tls_, url.host, &sessions_);
+        if (!t) return t.status();
+        transport = std::move(t).value();
+      } else {
+        transport = std::make_unique<net::TcpTransport>(std::move(fd).value());
+      }
       const int revents = wait_for(transport->fd(), POLLOUT, clock_, deadline);
       if (revents == 0) {
         if (seq == 0) {
@@ -108,8 +115,10 @@ class PhaseTimer {
         }
         return fail(ErrorKind::kTimeout, "connect");
       }
-      const net::IoResult connected = transport->finish_connect();
-      const int err = revents < 0 ? errno : connected.error;
+      net::IoResult connected = transport->finish_connect();
+      const bool tls_failed =
+          connected.status == net::IoStatus::kError && !transport->error_text().empty();
+      const int err = revents < 0 ? errno : tls_failed ? 0 : connected.error;
       if (err != 0) {
         if (seq == 0) {
           return unreachable(Status::from_errno("connect " + address->to_string(), err).message());
@@ -117,6 +126,33 @@ class PhaseTimer {
         return fail(ErrorKind::kConnect, core::errno_name(err));
       }
       a.at_ns[idx(RequestPhase::kConnect)] = since_start();
+      if (tls_) {
+        // The handshake, one readiness wait at a time, within the attempt's deadline.
+        while (connected.status == net::IoStatus::kWouldBlock) {
+          const int ready =
+              wait_for(transport->fd(), connected.wants_write ? POLLOUT : POLLIN, clock_, deadline);
+          if (ready == 0) {
+            if (seq == 0) return unreachable("TLS handshake: no answer within --timeout");
+            return fail(ErrorKind::kTimeout, "TLS handshake");
+          }
+          connected = transport->finish_connect();
+        }
+        if (connected.status != net::IoStatus::kDone) {
+          const std::string why = transport->error_text().empty()
+                                      ? core::errno_name(connected.error)
+                                      : transport->error_text();
+          if (seq == 0) return unreachable(why);
+          return fail(ErrorKind::kTls, why);
+        }
+        a.at_ns[idx(RequestPhase::kAppConnect)] = since_start();
+        const net::TlsInfo& info = *transport->tls();
+        if (tls_version_.empty()) {
+          tls_version_ = info.version;
+          tls_cipher_ = info.cipher;
+          alpn_ = info.alpn;
+        }
+        if (info.resumed) ++tls_resumed_;
+      }
       conn_ = std::move(transport);
     }
 
@@ -187,6 +223,14 @@ class PhaseTimer {
 
   int connections() const { return connections_; }
   const std::string& address() const { return address_; }
+  // https: the context every attempt's handshake uses (set before the first attempt).
+  void use_tls(std::shared_ptr<const net::TlsContext> tls) { tls_ = std::move(tls); }
+  void tls_into(core::RequestPhasesResult& r) const {
+    r.tls_version = tls_version_;
+    r.tls_cipher = tls_cipher_;
+    r.alpn = alpn_;
+    r.tls_resumed = tls_resumed_;
+  }
 
  private:
   // The first attempt could not resolve or connect: nothing can be measured.
@@ -212,17 +256,18 @@ class PhaseTimer {
   std::string wire_;
   std::string address_;
   int connections_ = 0;
+  std::shared_ptr<const net::TlsContext> tls_;
+  net::TlsSessionCache sessions_;
+  std::string tls_version_, tls_cipher_, alpn_;
+  int tls_resumed_ = 0;
 };
 
 }  // namespace
 
 Status RequestPhasesOptions::validate() const {
-  if (request.url.scheme == "https") {
-    return Status::invalid_field("url", "https is not supported yet: knee has no TLS; use http://");
-  }
-  if (request.url.scheme != "http") {
+  if (request.url.scheme != "http" && request.url.scheme != "https") {
     return Status::invalid_field(
-        "url", fmt::format("{}: only http:// is supported", request.url.to_string()));
+        "url", fmt::format("{}: knee speaks http:// and https://", request.url.to_string()));
   }
   if (count < 1 || count > 100'000) {
     return Status::invalid_field("count",
@@ -239,6 +284,11 @@ Result<RequestPhasesResult> measure_request_phases(const RequestPhasesOptions& o
   if (Status s = options.validate(); !s) return s;
   PhaseTimer timer(options, clock);
   if (Status s = timer.compile(); !s) return s;
+  if (options.request.url.scheme == "https") {
+    auto tls = net::TlsContext::create(options.tls);
+    if (!tls) return tls.status();
+    timer.use_tls(std::move(tls).value());
+  }
   RequestPhasesResult r;
   r.attempts.reserve(static_cast<size_t>(options.count));
   for (int k = 0; k < options.count; ++k) {
@@ -256,6 +306,7 @@ Result<RequestPhasesResult> measure_request_phases(const RequestPhasesOptions& o
   r.address = timer.address();
   r.connections = timer.connections();
   r.phases = summarise_attempts(r.attempts);
+  timer.tls_into(r);
   return r;
 }
 

@@ -48,6 +48,7 @@
 #include "core/request_phase.h"
 #include "core/status.h"
 #include "http/request.h"
+#include "net/tls.h"
 
 namespace knee::engine {
 
@@ -67,15 +68,18 @@ struct RequestPhasesOptions {
   int count = 10;                                 // -n: attempts, 1..100,000
   bool reuse = false;                             // --reuse: one keep-alive connection
   core::Nanos timeout = std::chrono::seconds(5);  // per attempt, > 0
+  net::TlsOptions tls;                            // https: verification, versions, resumption
 
-  // The first invalid field, or ok: kInvalidArgument with field() "url" (https: "https is not
-  // supported yet: knee has no TLS; use http://"), "count" or "timeout".
+  // The first invalid field, or ok: kInvalidArgument with field() "url" (a scheme other than
+  // http and https), "count" or "timeout".
   core::Status validate() const;
 };
 
 // Requests options.request.url options.count times (semantics above) and summarises the phases.
-// Errors: kInvalidArgument (validate()); kUnavailable when the first attempt cannot resolve the
-// host or connect: "cannot reach URL: connect 127.0.0.1:1: Connection refused (ECONNREFUSED)";
+// Errors: kInvalidArgument (validate(), or TLS files that cannot be read); kUnavailable when the
+// first attempt cannot resolve the host, connect or (https) shake hands: "cannot reach URL:
+// connect 127.0.0.1:1: Connection refused (ECONNREFUSED)", "cannot reach URL: TLS handshake:
+// certificate verify failed: hostname mismatch";
 // kIoError when the OS refuses a socket.
 core::Result<RequestPhasesResult> measure_request_phases(
     const RequestPhasesOptions& options,

@@ -75,9 +75,8 @@ core::Result<Url> parse_url(std::string_view text) {
   Url url;
   url.scheme = lower(text.substr(0, scheme_end));
   if (url.scheme != "http" && url.scheme != "https") {
-    return bad_url(text,
-                   fmt::format("unsupported scheme \"{}\"; knee speaks http:// (https is planned)",
-                               text.substr(0, scheme_end)));
+    return bad_url(text, fmt::format("unsupported scheme \"{}\"; knee speaks http:// and https://",
+                                     text.substr(0, scheme_end)));
   }
 
   const std::string_view rest = text.substr(scheme_end + 3);

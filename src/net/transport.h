@@ -6,7 +6,9 @@
 // as a small value, never by throwing or by errno:
 //   kDone        bytes > 0 were moved
 //   kWouldBlock  the socket is full (send) or empty (recv): wait for readiness and call again;
-//                on a blocking socket with SO_SNDTIMEO/SO_RCVTIMEO this means the timeout ran out
+//                on a blocking socket with SO_SNDTIMEO/SO_RCVTIMEO this means the timeout ran out.
+//                wants_write says which readiness: writable (true) or readable (false); a TLS
+//                handshake waits for either
 //   kClosed      recv only: the peer closed its side (EOF), no bytes
 //   kError       the connection failed; `error` holds the errno (EPIPE, ECONNRESET, ...)
 // send_some never raises SIGPIPE (MSG_NOSIGNAL).
@@ -18,6 +20,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string>
 #include <string_view>
 
 #include "core/status.h"
@@ -29,13 +32,24 @@ enum class IoStatus : uint8_t { kDone, kWouldBlock, kClosed, kError };
 
 struct IoResult {
   IoStatus status = IoStatus::kDone;
-  size_t bytes = 0;  // kDone: bytes moved, > 0
-  int error = 0;     // kError: the errno
+  size_t bytes = 0;          // kDone: bytes moved, > 0
+  int error = 0;             // kError: the errno (EPROTO for a TLS failure: see error_text())
+  bool wants_write = false;  // kWouldBlock: wait until writable rather than readable
 
-  static IoResult done(size_t n) { return {IoStatus::kDone, n, 0}; }
-  static IoResult would_block() { return {IoStatus::kWouldBlock, 0, 0}; }
-  static IoResult closed() { return {IoStatus::kClosed, 0, 0}; }
-  static IoResult failed(int err) { return {IoStatus::kError, 0, err}; }
+  static IoResult done(size_t n) { return {IoStatus::kDone, n, 0, false}; }
+  static IoResult would_block(bool wants_write = false) {
+    return {IoStatus::kWouldBlock, 0, 0, wants_write};
+  }
+  static IoResult closed() { return {IoStatus::kClosed, 0, 0, false}; }
+  static IoResult failed(int err) { return {IoStatus::kError, 0, err, false}; }
+};
+
+// What a finished TLS handshake agreed on (net/tls.h).
+struct TlsInfo {
+  std::string version;   // "TLSv1.3"
+  std::string cipher;    // "TLS_AES_256_GCM_SHA384"
+  std::string alpn;      // the protocol the server chose, "" when none
+  bool resumed = false;  // an abbreviated handshake that resumed an earlier session
 };
 
 class Transport {
@@ -51,6 +65,15 @@ class Transport {
   virtual IoResult recv_some(std::span<char> buffer) = 0;
   // Closes the sending side (a FIN after what was written), for a lingering close.
   virtual void shutdown_write() = 0;
+  // The last kError in words when an errno does not say it (a TLS alert, a certificate that
+  // did not verify); "" otherwise.
+  virtual std::string error_text() const { return {}; }
+  // Whether a recv_some() that returned less than asked left something inside the transport
+  // (TLS: decrypted bytes, or a close read after them) that no readiness event will announce:
+  // call recv_some() again before waiting. Plain TCP: never.
+  virtual bool buffered() const { return false; }
+  // The TLS handshake's outcome once it is done; nullptr for plain TCP or before.
+  virtual const TlsInfo* tls() const { return nullptr; }
 };
 
 // Plain TCP over one socket.

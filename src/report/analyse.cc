@@ -128,6 +128,17 @@ LatencySummary latency_summary(const core::Histogram& h) {
                         h.count()};
 }
 
+ConnectFigures connect_figures(const core::ConnectStats& c) {
+  ConnectFigures f;
+  f.opened = c.opened;
+  f.tcp_ns = latency_summary(c.tcp_ns);
+  if (!c.tls_version.empty() || c.tls_full + c.tls_resumed > 0) {
+    f.tls = TlsFigures{c.tls_version, c.tls_cipher,  c.alpn,
+                       c.tls_full,    c.tls_resumed, latency_summary(c.tls_ns)};
+  }
+  return f;
+}
+
 HostFigures host_figures(const probes::HostContext& h) {
   return HostFigures{h.hostname,
                      h.cpu_model,
@@ -230,6 +241,7 @@ RunFigures run_figures(const core::RunResult& r) {
           w.errors[i];
     }
   }
+  f.connects = connect_figures(s.connects);
   f.bytes.sent = s.bytes_sent;
   f.bytes.received = s.bytes_received;
   f.bytes.received_body = s.bytes_received_body;

@@ -43,7 +43,7 @@ uint64_t RunFigures::total_errors() const {
 uint64_t RunFigures::request_failures() const {
   uint64_t n = 0;
   for (const auto& [kind, count] : errors) {
-    if (kind != "connect" && kind != "status") n += count;
+    if (kind != "connect" && kind != "tls" && kind != "status") n += count;
   }
   return n;
 }
@@ -230,6 +230,23 @@ void describe(Io& io, ByteFigures& b) {
 }
 
 template <class Io>
+void describe(Io& io, TlsFigures& t) {
+  io("version", t.version);
+  io("cipher", t.cipher);
+  io("alpn", t.alpn);
+  io("full", t.full);
+  io("resumed", t.resumed);
+  io("handshake_ns", t.handshake_ns);
+}
+
+template <class Io>
+void describe(Io& io, ConnectFigures& c) {
+  io("opened", c.opened);
+  io("tcp_ns", c.tcp_ns);
+  io.omittable("tls", c.tls);
+}
+
+template <class Io>
 void describe(Io& io, RunFigures& r) {
   io.omittable("concurrency", r.concurrency);
   io.omittable("max_connections", r.max_connections);
@@ -240,6 +257,7 @@ void describe(Io& io, RunFigures& r) {
   io("aborted", r.aborted);
   io("reconnects", r.reconnects);
   io("warmup", r.warmup);
+  io.omittable("connects", r.connects);
   io("bytes", r.bytes);
   io("tcp_retransmits", r.tcp_retransmits);
   io("tcp_segments_out", r.tcp_segments_out);
@@ -600,6 +618,7 @@ void describe(Io& io, ProbeDocument& d) {
   io("errors", d.errors);
   io("phases", d.phases);
   io("attempts", d.attempts);
+  io.omittable("tls", d.tls);
 }
 
 template <class Io>

@@ -173,6 +173,25 @@ struct ByteFigures {
   bool operator==(const ByteFigures&) const = default;
 };
 
+// The TLS handshakes of a run's connections (core::ConnectStats).
+struct TlsFigures {
+  std::string version;          // "TLSv1.3"
+  std::string cipher;           // "TLS_AES_256_GCM_SHA384"
+  std::string alpn;             // the protocol the server chose in ALPN, "" when none
+  uint64_t full = 0;            // full handshakes
+  uint64_t resumed = 0;         // handshakes that resumed a session
+  LatencySummary handshake_ns;  // TCP established to handshake done, ns
+  bool operator==(const TlsFigures&) const = default;
+};
+
+// The connections a run opened, warm-up included, apart from request latency.
+struct ConnectFigures {
+  uint64_t opened = 0;
+  LatencySummary tcp_ns;          // connect() to TCP established, ns
+  std::optional<TlsFigures> tls;  // https only
+  bool operator==(const ConnectFigures&) const = default;
+};
+
 // What one run measured (one repeat of a run or of a sweep level).
 struct RunFigures {
   std::optional<int> concurrency;      // closed loop: N
@@ -184,6 +203,8 @@ struct RunFigures {
   uint64_t aborted = 0;
   uint64_t reconnects = 0;
   WarmupFigures warmup;
+  // Empty in files of knee before TLS (version 3 files may lack it).
+  std::optional<ConnectFigures> connects;
   ByteFigures bytes;
   // Segments knee's connections retransmitted and sent for the measured requests (TCP_INFO).
   uint64_t tcp_retransmits = 0;
@@ -213,7 +234,8 @@ struct RunFigures {
   std::vector<IntervalFigures> intervals;
   std::optional<OpenLoopFigures> open;  // open loop
 
-  // Errors of every kind; failures: every kind but connect and status (they consumed a request).
+  // Errors of every kind; failures: every kind but connect, tls (nothing was sent) and status
+  // (the response completed): those consumed a request.
   uint64_t total_errors() const;
   uint64_t request_failures() const;
   // N for a closed-loop level, the target rate for an open-loop one.
@@ -499,6 +521,8 @@ struct ProbeDocument {
   std::map<std::string, int> errors;
   std::map<std::string, PhaseFigures> phases;  // by phase key
   std::vector<AttemptFigures> attempts;
+  // https: what the first handshake agreed on and how many resumed (omitted for http).
+  std::optional<TlsFigures> tls;
   bool operator==(const ProbeDocument&) const = default;
 };
 

@@ -28,6 +28,17 @@ ProbeDocument probe_document(std::string target, ProbeParams params,
   d.ok = r.ok;
   d.failed = r.failed;
   d.connections = r.connections;
+  if (!r.tls_version.empty()) {
+    TlsFigures t;
+    t.version = r.tls_version;
+    t.cipher = r.tls_cipher;
+    t.alpn = r.alpn;
+    t.resumed = static_cast<uint64_t>(r.tls_resumed);
+    const core::PhaseStats& h = r.phases[static_cast<size_t>(RequestPhase::kAppConnect)];
+    const auto handshakes = static_cast<uint64_t>(std::max<int64_t>(h.count, 0));
+    t.full = handshakes - std::min(t.resumed, handshakes);
+    d.tls = t;
+  }
   for (const auto& [code, n] : r.status) d.status[std::to_string(code)] = n;
   d.errors = r.errors;
   for (RequestPhase p : kPhases) {
@@ -79,7 +90,8 @@ std::string render_probe_text(const ProbeDocument& d) {
     const PhaseFigures& s = it->second;
     if (s.count == 0 || !s.min_ns || !s.median_ns || !s.p99_ns || !s.phase_median_ns) {
       out += fmt::format("{:<15}{:<20}{:>6}  {:>9}{:>9}{:>9}  {:>9}{}\n", s.words, s.curl, 0, "-",
-                         "-", "-", "-", p == RequestPhase::kAppConnect ? "   (http: no TLS)" : "");
+                         "-", "-", "-",
+                         p == RequestPhase::kAppConnect && !d.tls ? "   (http: no TLS)" : "");
       continue;
     }
     out += fmt::format("{:<15}{:<20}{:>6}  {:>9}{:>9}{:>9}  {:>9}\n", s.words, s.curl, s.count,
@@ -92,6 +104,11 @@ std::string render_probe_text(const ProbeDocument& d) {
   out += fmt::format("{} of {} complete{}; {} failed; {} connection{} opened\n", d.ok,
                      d.attempts.size(), codes.empty() ? "" : " (status " + codes + ")", d.failed,
                      d.connections, d.connections == 1 ? "" : "s");
+  if (d.tls) {
+    out += fmt::format("TLS: {} {}, ALPN {}; {} handshake{} resumed a session\n", d.tls->version,
+                       d.tls->cipher, d.tls->alpn.empty() ? "none" : d.tls->alpn, d.tls->resumed,
+                       d.tls->resumed == 1 ? "" : "s");
+  }
   for (const auto& [cause, n] : d.errors) out += fmt::format("  failed: {} x{}\n", cause, n);
   return out;
 }

@@ -68,6 +68,24 @@ std::string transfer_text(const ByteFigures& b) {
                      bytes_text(static_cast<double>(b.sent)));
 }
 
+// Connections opened and, for https, what their handshakes agreed on and cost: kept apart from
+// request latency, as h2load's "time for connect" and curl's time_appconnect are.
+std::string connects_text(const ConnectFigures& c) {
+  std::string out = fmt::format(
+      "  connects     {} opened, warm-up included; TCP connect p50 {:.3f} ms  p99 {:.3f} ms\n",
+      c.opened, ms(static_cast<double>(c.tcp_ns.p50)), ms(static_cast<double>(c.tcp_ns.p99)));
+  if (c.tls) {
+    const TlsFigures& t = *c.tls;
+    out += fmt::format(
+        "  TLS          {} {}{}; {} full handshake{}, {} resumed; handshake p50 {:.3f} ms  p99 "
+        "{:.3f} ms\n",
+        t.version, t.cipher, t.alpn.empty() ? "" : ", ALPN " + t.alpn, t.full,
+        t.full == 1 ? "" : "s", t.resumed, ms(static_cast<double>(t.handshake_ns.p50)),
+        ms(static_cast<double>(t.handshake_ns.p99)));
+  }
+  return out;
+}
+
 std::string percentiles_ms(const LatencySummary& h) {
   if (h.count == 0) return "none";
   return fmt::format("p50 {:.3f}  p99 {:.3f}  p99.9 {:.3f}  max {:.3f}",
@@ -186,6 +204,7 @@ std::string render_run_text(const RunDocument& doc) {
   }
   out += fmt::format("  errors       {}\n", errors_text(r));
   out += transfer_text(r.bytes);
+  if (r.connects && r.connects->opened > 0) out += connects_text(*r.connects);
   if (r.open) out += open_loop_text(r);
   const LittleFigures& little = level.little;
   if (r.open) {

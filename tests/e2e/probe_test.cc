@@ -8,6 +8,7 @@
 
 #include "support/scripted_server.h"
 #include "support/subprocess.h"
+#include "support/test_pki.h"
 
 namespace knee {
 namespace {
@@ -93,13 +94,16 @@ TEST(Probe, ReuseConnectsOnce) {
   EXPECT_TRUE(j["attempts"][1]["at_ns"]["connect"].is_null());
 }
 
-TEST(Probe, HttpsExits2SayingKneeHasNoTls) {
-  auto r = run_process({KNEE_BINARY, "probe", "https://127.0.0.1:1/"});
-  EXPECT_EQ(r.exit_code, 2) << r.err;
-  EXPECT_NE(r.err.find("https is not supported yet: knee has no TLS; use http://"),
-            std::string::npos)
-      << r.err;
-  EXPECT_TRUE(r.out.empty()) << r.out;
+TEST(Probe, HttpsShowsTheTlsPhaseLikeCurl) {
+  testing::TestPki pki;
+  testing::ScriptedServer server(testing::ScriptedServer::always_ok(),
+                                 testing::ServerTls::serving(pki.server_cert(), pki.key()));
+  auto r = run_process(
+      {KNEE_BINARY, "probe", server.https_url("localhost"), "-n", "3", "--cacert", pki.ca_cert()});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("TLS handshake  time_appconnect          3"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("TLS: TLSv1.3 "), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("(http: no TLS)"), std::string::npos) << r.out;
 }
 
 TEST(Probe, BadUrlExits2WithTheFix) {

@@ -280,6 +280,8 @@ TEST(LoadOptions, RejectsBadValuesNamingTheField) {
   o.max_connections.reset();
   EXPECT_EQ(o.connection_slots(), LoadOptions::default_pool_size(100));
   o.request.url.scheme = "https";
+  EXPECT_TRUE(o.validate());
+  o.request.url.scheme = "ftp";
   EXPECT_EQ(o.validate().field(), "url");
 }
 

@@ -8,6 +8,7 @@
 
 #include "http/url.h"
 #include "support/scripted_server.h"
+#include "support/test_pki.h"
 
 namespace knee::engine {
 namespace {
@@ -168,11 +169,32 @@ TEST(RequestPhases, AClosedPortOnTheFirstAttemptMeansUnreachable) {
   EXPECT_NE(r.status().message().find("ECONNREFUSED"), std::string::npos) << r.status().message();
 }
 
-TEST(RequestPhases, HttpsIsRefusedUntilKneeHasTls) {
-  auto r = measure_request_phases(options_for("https://127.0.0.1/", 1));
-  ASSERT_FALSE(r);
-  EXPECT_EQ(r.status().code(), core::Status::Code::kInvalidArgument);
-  EXPECT_EQ(r.status().message(), "https is not supported yet: knee has no TLS; use http://");
+// https (issue 12): the TLS phase is measured between connect and pre-transfer, and what the
+// handshakes agreed on is reported; a second connection resumes the first one's session.
+TEST(RequestPhases, HttpsMeasuresTheTlsPhase) {
+  testing::TestPki pki;
+  testing::ScriptedServer server(testing::ScriptedServer::always_ok(),
+                                 testing::ServerTls::serving(pki.server_cert(), pki.key()));
+  RequestPhasesOptions o = options_for(server.https_url("localhost"), 3);
+  o.tls.ca_file = pki.ca_cert();
+  auto r = measure_request_phases(o);
+  ASSERT_TRUE(r) << r.status().message();
+  EXPECT_EQ(r->ok, 3);
+  EXPECT_EQ(r->tls_version, "TLSv1.3");
+  EXPECT_EQ(r->tls_resumed, 2);  // the 2nd and 3rd connections resume the 1st's session
+  const auto& app = r->phases[static_cast<size_t>(RequestPhase::kAppConnect)];
+  EXPECT_EQ(app.count, 3);
+  for (const auto& a : r->attempts) {
+    EXPECT_GE(a.at(RequestPhase::kAppConnect), a.at(RequestPhase::kConnect));
+    EXPECT_LE(a.at(RequestPhase::kAppConnect), a.at(RequestPhase::kPreTransfer));
+  }
+  // A certificate for another host: the first attempt cannot reach the target.
+  o.tls.ca_file.clear();
+  auto refused = measure_request_phases(o);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.status().code(), core::Status::Code::kUnavailable);
+  EXPECT_NE(refused.status().message().find("certificate verify failed"), std::string::npos)
+      << refused.status().message();
 }
 
 TEST(RequestPhases, OptionsOutsideTheirRangesAreRefused) {

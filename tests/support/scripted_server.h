@@ -56,16 +56,53 @@ struct Action {
 // A 200 response with Content-Length and the given body.
 std::string ok_response(const std::string& body = "ok");
 
+// How a ScriptedServer speaks on each accepted connection: plain HTTP, or TLS first (with the
+// given certificate chain and key; when client_ca is set, a client certificate signed by it is
+// required), or one of the broken TLS servers a client must survive.
+struct ServerTls {
+  enum class Mode {
+    kPlain,            // no TLS
+    kTls,              // a TLS server (OpenSSL), then the script over it
+    kGarbage,          // answers the ClientHello with bytes that are not TLS
+    kCloseAfterHello,  // reads the ClientHello and closes
+  } mode = Mode::kPlain;
+  std::string cert_file, key_file;
+  std::string client_ca;  // kTls: require a client certificate signed by this CA
+  std::string alpn;       // kTls: the protocol to select when the client offers it ("" none)
+  // kTls: connections from this index on (0 is the first accepted) get kGarbage instead; -1
+  // none.
+  int garbage_from_connection = -1;
+
+  // A TLS server with this certificate chain and key.
+  static ServerTls serving(std::string cert, std::string key) {
+    ServerTls t;
+    t.mode = Mode::kTls;
+    t.cert_file = std::move(cert);
+    t.key_file = std::move(key);
+    return t;
+  }
+};
+
 class ScriptedServer {
  public:
   // script(connection_number, request_number_on_connection, request_head) -> Action.
   using Script = std::function<Action(int, int, const std::string&)>;
+  // Answers every request with ok_response().
+  static Script always_ok() {
+    return [](int, int, const std::string&) { return Action::respond(ok_response()); };
+  }
 
-  explicit ScriptedServer(Script script);
+  explicit ScriptedServer(Script script, ServerTls tls = {});
   ~ScriptedServer();
 
   int port() const { return port_; }
+  // http://127.0.0.1:PORT/path, or https://HOST:PORT/path with TLS (host: 127.0.0.1 unless
+  // given, e.g. "localhost" to check a DNS name).
   std::string url(const std::string& path = "/") const;
+  std::string https_url(const std::string& host, const std::string& path = "/") const;
+  // TLS handshakes completed, and of those, resumed sessions.
+  int handshakes() const { return handshakes_.load(); }
+  int resumed() const { return resumed_.load(); }
   int max_in_flight() const { return max_in_flight_.load(); }
   int connections_accepted() const { return accepted_.load(); }
   std::vector<std::string> targets() const;
@@ -78,6 +115,10 @@ class ScriptedServer {
   void serve(int fd, int conn);
 
   Script script_;
+  ServerTls tls_;
+  void* ssl_ctx_ = nullptr;  // SSL_CTX* when tls_.mode == kTls
+  std::atomic<int> handshakes_{0};
+  std::atomic<int> resumed_{0};
   int listen_fd_ = -1;
   int port_ = 0;
   std::atomic<bool> stopping_{false};

@@ -1,0 +1,87 @@
+// knee run https:// as a user types it (issue 12, points 1, 2 and 7): the text and JSON name the
+// TLS version, cipher and handshakes; a certificate that does not verify is one clear line and
+// exit 1; the TLS flags are checked before anything is measured (exit 2).
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "support/scripted_server.h"
+#include "support/subprocess.h"
+#include "support/test_pki.h"
+
+namespace knee {
+namespace {
+
+using testing::Action;
+using testing::run_process;
+using testing::ScriptedServer;
+using testing::ServerTls;
+using testing::TestPki;
+
+TEST(Https, ARunNamesTheProtocolAndItsHandshakes) {
+  TestPki pki;
+  ScriptedServer server(ScriptedServer::always_ok(),
+                        ServerTls::serving(pki.server_cert(), pki.key()));
+  const std::string url = server.https_url("localhost");
+  auto r = run_process(
+      {KNEE_BINARY, "run", url, "-c", "2", "-d", "0.3s", "-w", "0.1s", "--cacert", pki.ca_cert()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("knee run GET " + url), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("  connects     2 opened, warm-up included; TCP connect p50 "),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("  TLS          TLSv1.3 "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("2 full handshakes, 0 resumed; handshake p50 "), std::string::npos) << r.out;
+
+  auto j = run_process({KNEE_BINARY, "run", url, "-c", "2", "-d", "0.3s", "-w", "0", "--cacert",
+                        pki.ca_cert(), "--tls", "1.2", "--json", "-"});
+  ASSERT_EQ(j.exit_code, 0) << j.err;
+  const auto doc = nlohmann::json::parse(j.out);
+  const auto& connects = doc["connects"];
+  EXPECT_EQ(connects["opened"], 2);
+  EXPECT_EQ(connects["tls"]["version"], "TLSv1.2");
+  EXPECT_EQ(connects["tls"]["full"].get<int>() + connects["tls"]["resumed"].get<int>(), 2);
+  EXPECT_GT(connects["tls"]["handshake_ns"]["p50"].get<double>(), 0) << connects.dump();
+  EXPECT_EQ(doc["errors"]["tls"], 0);
+}
+
+TEST(Https, ACertificateThatDoesNotVerifyIsOneLineAndExit1) {
+  TestPki pki;
+  ScriptedServer server(ScriptedServer::always_ok(),
+                        ServerTls::serving(pki.wrong_host_cert(), pki.key()));
+  const std::string url = server.https_url("localhost");
+  auto r = run_process({KNEE_BINARY, "run", url, "-d", "0.3s", "--cacert", pki.ca_cert()});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err, "knee: cannot reach " + url +
+                       ": TLS handshake: certificate verify failed: hostname mismatch\n");
+  EXPECT_EQ(r.out, "");
+  // -k measures it anyway.
+  auto k = run_process({KNEE_BINARY, "run", url, "-c", "1", "-d", "0.2s", "-w", "0", "-k"});
+  EXPECT_EQ(k.exit_code, 0) << k.err;
+}
+
+TEST(Https, TlsFlagsAreCheckedBeforeAnythingIsMeasured) {
+  TestPki pki;
+  struct Case {
+    std::vector<std::string> args;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {{"http://127.0.0.1:1/", "-k"}, "-k/--insecure: only for https:// URLs"},
+      {{"https://127.0.0.1:1/", "--tls", "1.1"}, "--tls: '1.1' is not a TLS version"},
+      {{"https://127.0.0.1:1/", "--cacert", "/nonexistent/ca.pem"},
+       "--cacert: '/nonexistent/ca.pem' is not a readable file"},
+      {{"https://127.0.0.1:1/", "--cert", pki.client_cert()}, "needs both --cert and --key"},
+      {{"https://127.0.0.1:1/", "-k", "--cacert", pki.ca_cert()}, "-k/--insecure and --cacert"},
+  };
+  for (const Case& c : cases) {
+    std::vector<std::string> argv = {KNEE_BINARY, "run"};
+    argv.insert(argv.end(), c.args.begin(), c.args.end());
+    auto r = run_process(argv, std::chrono::seconds(30));
+    EXPECT_EQ(r.exit_code, 2) << c.message << ": " << r.err;
+    EXPECT_NE(r.err.find(c.message), std::string::npos) << r.err;
+  }
+}
+
+}  // namespace
+}  // namespace knee
