@@ -21,7 +21,7 @@ done
 tmp=$(mktemp -d)
 sed "s#/tmp/knee-bench-nginx#$tmp/nginx#g" "$shared/nginx.conf" > "$tmp/nginx.conf"
 taskset -c 0 /usr/sbin/nginx -c "$tmp/nginx.conf" -p "$tmp" & nginx_pid=$!
-trap 'kill $nginx_pid 2>/dev/null; kill $run_pid 2>/dev/null; rm -rf "$tmp"' EXIT
+trap 'kill $nginx_pid 2>/dev/null; [ -n "$run_pid" ] && kill $run_pid 2>/dev/null; rm -rf "$tmp"; true' EXIT
 run_pid=
 for _ in $(seq 50); do curl -s -o /dev/null http://127.0.0.1:18080/ && break; sleep 0.1; done
 url=http://127.0.0.1:18080/

@@ -137,7 +137,10 @@ TEST(Honesty, ASweepFlagsAStalledLevelAsRunDoes) {
   EXPECT_GE(j["levels"][0]["latency_ns"]["max"].get<double>(), 800e6);
   EXPECT_TRUE(any_contains(j["levels"][0]["notes"], "coordinated omission"))
       << j["levels"][0]["notes"];
-  EXPECT_TRUE(j["levels"][1]["notes"].empty()) << j["levels"][1]["notes"];
+  // The stall is the first level's alone. (Level 2 may earn a note of its own on a busy host,
+  // where a scheduling hiccup of a few ms is 10x its p99: one CI run saw that.)
+  EXPECT_LT(j["levels"][1]["latency_ns"]["max"].get<double>(), 800e6)
+      << j["levels"][1]["notes"].dump();
 }
 
 // ---- nothing is blamed that did not do it
