@@ -508,7 +508,11 @@ SweepDocument analyse_sweep(std::string target, std::string started_at, LoadPara
     const LevelFigures& at = d.levels[*knee.index];
     if (at.median.open) d.knee.rate_rps = at.median.open->target_rate_rps;
     d.knee.concurrency = at.median.concurrency;
-    const size_t verdict_at = knee.overloaded_index.value_or(*knee.index);
+    // In open loop the knee is the last rate the server kept up with, so what saturated shows
+    // at the rate past it; in closed loop, at the knee itself.
+    const bool next_exists = *knee.index + 1 < d.levels.size();
+    const size_t verdict_at =
+        knee.overloaded_index.value_or(open && next_exists ? *knee.index + 1 : *knee.index);
     d.knee.saturated_index = verdict_at;
     if (d.levels[verdict_at].saturated) {
       d.knee.saturated = d.levels[verdict_at].saturated->resource;

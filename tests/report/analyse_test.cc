@@ -105,6 +105,52 @@ TEST(Analyse, AnOpenLoopLevelHeldBackByItsPoolSaysSo) {
   EXPECT_TRUE(any_contains(d.levels[0].notes, "the pool of 8 connections was exhausted"));
 }
 
+// An open-loop level at `rate` req/s for 2 s: `ok` responses completed in the phase, of
+// `latency_ms`, with the server's one thread at `server_cpu_pct` of a core.
+core::RunResult open_run(double rate, uint64_t ok, double latency_ms, double server_cpu_pct) {
+  core::RunResult r;
+  r.target_rate_rps = rate;
+  r.connections = 2000;
+  r.threads = 1;
+  r.duration_s = 2;
+  r.stats.scheduled = r.stats.sent = r.stats.sent_in_phase = static_cast<uint64_t>(2 * rate);
+  r.stats.completed = r.stats.sent;
+  r.stats.ok_completed_in_phase = ok;
+  for (uint64_t i = 0; i < ok; ++i) {
+    r.stats.latency_ns.record(static_cast<int64_t>(latency_ms * 1e6));
+    r.stats.service_time_ns.record(static_cast<int64_t>(latency_ms * 1e6));
+    r.stats.send_lag_ns.record(1000);
+  }
+  core::ResourceUse use;
+  use.intervals = 8;
+  use.window_s = 2;
+  use.cpu_busy_pct = {server_cpu_pct, 10};
+  use.cpu_busy_all_pct = (server_cpu_pct + 10) / 2;
+  core::ProcessUse server;
+  server.pid = 42;
+  server.cpu_pct = server.busiest_thread_cpu_pct = server_cpu_pct;
+  server.threads = 1;
+  use.server = server;
+  r.use = use;
+  return r;
+}
+
+// Regression (issue 11): a rate sweep whose knee the per-doubling rule found named the knee
+// level's own resource ("none" at 89 %) instead of the server's CPU at the rate where it fell
+// behind. In open loop the knee is the last rate kept, so the verdict is the next level's.
+TEST(Analyse, AnOpenLoopKneeNamesWhatSaturatedAtTheRatePastIt) {
+  const std::vector<std::vector<core::RunResult>> levels = {{open_run(1000, 1996, 3.4, 25)},
+                                                            {open_run(2000, 3994, 3.4, 50)},
+                                                            {open_run(4000, 7986, 3.7, 89)},
+                                                            {open_run(8000, 7148, 1500, 100)}};
+  const SweepDocument d = analyse_sweep("u", "now", {}, levels, {});
+  ASSERT_TRUE(d.knee.index.has_value());
+  EXPECT_EQ(*d.knee.index, 2u);
+  ASSERT_TRUE(d.knee.saturated_index.has_value());
+  EXPECT_EQ(*d.knee.saturated_index, 3u);
+  EXPECT_EQ(d.knee.saturated, "cpu");
+}
+
 // Repeats that disagree by more than 1.25x weaken their level, and the sweep says so.
 TEST(Analyse, RepeatsThatSpreadMoreThanAQuarterAreWarnedAbout) {
   const std::vector<std::vector<core::RunResult>> levels = {
