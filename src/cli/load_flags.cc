@@ -32,8 +32,16 @@ void LoadFlags::add_to(CLI::App& app, bool url_required, bool with_connections) 
   }
   app.add_option("-t,--threads", threads, "Worker threads, each with its own event loop")
       ->capture_default_str();
-  app.add_option("-d,--duration", duration, "Measured phase (per level in a sweep), e.g. 2s")
-      ->capture_default_str();
+  app.add_option("-d,--duration", duration,
+                 "Measured phase (per level in a sweep), e.g. 2s; with -n, the most it may last "
+                 "(default then 10m)")
+      ->capture_default_str()
+      ->each([this](const std::string&) { duration_given = true; });
+  app.add_option("-n,--requests", requests,
+                 "Measure this many requests instead of a duration (per level in a sweep). "
+                 "Closed loop: the measured phase ends once they are sent; open loop: it lasts "
+                 "COUNT / RATE, COUNT arrivals")
+      ->each([this](const std::string&) { requests_given = true; });
   app.add_option("-w,--warmup", warmup,
                  "Warm-up before it: requests flow, samples are discarded; 0 for none")
       ->capture_default_str();
@@ -228,9 +236,16 @@ Result<engine::LoadOptions> LoadFlags::to_options(bool with_url) const {
         "arrival", fmt::format("'{}' is not an arrival process; use uniform or poisson", arrival));
   }
   o.seed = seed;
-  auto d = duration_field("duration", duration);
+  auto d = duration_field("duration", requests_given && !duration_given ? "10m" : duration);
   if (!d) return d.status();
   o.duration = *d;
+  if (requests_given) {
+    if (requests < 1) {
+      return Status::invalid_field("requests",
+                                   fmt::format("{} requests; give a count of 1 or more", requests));
+    }
+    o.requests = static_cast<uint64_t>(requests);
+  }
   auto w = duration_field("warmup", warmup);
   if (!w) return w.status();
   o.warmup = *w;
@@ -266,7 +281,7 @@ std::string flag_of(const std::string& field) {
       {"connections", "-c/--connections"}, {"max_connections", "-c/--connections"},
       {"threads", "-t/--threads"}, {"duration", "-d/--duration"}, {"warmup", "-w/--warmup"},
       {"timeout", "--timeout"}, {"grace", "--grace"}, {"rate_rps", "-r/--rate"},
-      {"spin", "--spin"}, {"arrival", "--arrival"}, {"url", "URL"}, {"count", "-n/--count"},
+      {"spin", "--spin"}, {"arrival", "--arrival"}, {"url", "URL"}, {"count", "-n/--count"}, {"requests", "-n/--requests"},
       {"n", "--n"}, {"x", "--x"}, {"r", "--r"}, {"lambda", "--lambda"}, {"from", "--from"},
       {"mu", "--mu"}, {"levels", "--levels"}, {"rates", "--rate"},
       {"start_rate", "--start-rate"}, {"max_rate", "--max-rate"}, {"precision", "--precision"},

@@ -30,6 +30,9 @@ struct LoadFlags {
   std::string arrival = "uniform";
   uint64_t seed = 1;
   std::string spin = "0";          // open loop: busy-poll window before each intended send
+  int64_t requests = 0;            // -n: measured requests instead of a duration
+  bool requests_given = false;     // set by -n
+  bool duration_given = false;     // set by -d
   bool connections_given = false;  // set by -c
   bool rate_given = false;         // set by -r
   // https (net/tls.h): --cacert, -k/--insecure, --cert, --key, --tls, --no-tls-resume.

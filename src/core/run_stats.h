@@ -219,6 +219,9 @@ struct RunResult {
   int threads = 0;           // worker threads
   double duration_s = 0;     // the measured phase, seconds
   bool interrupted = false;  // ended early by the user
+  // -n: the measured requests asked for (0: the run was timed); in closed loop fewer were sent
+  // when the -d bound came first.
+  uint64_t requests_asked = 0;
   // The host's resources over the measured phase, when they were sampled (probes/use.h).
   std::optional<ResourceUse> use;
   // Wall-clock time of the measured phase's start, seconds since the Unix epoch.

@@ -10,6 +10,7 @@
 // (one mutex, taken once per interval per worker); IntervalFolder belongs to the calling thread.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -64,6 +65,9 @@ class IntervalFolder {
   // Folds every interval all workers have handed over; with `final` (the workers are done)
   // also those only some have (a worker that ended early).
   void fold_ready(bool final);
+  // The measured phase ended early, after `duration_s` (-n reached): the last interval is as
+  // long as what is left of it. Call before that interval folds.
+  void end_at(double duration_s) { duration_s_ = std::min(duration_s_, duration_s); }
   // The summaries so far, in interval order.
   std::vector<core::LatencyInterval> take_summaries() { return std::move(summaries_); }
 

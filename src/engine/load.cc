@@ -13,6 +13,10 @@
 
 namespace knee::engine {
 
+namespace {
+constexpr uint64_t kMaxRequests = 1'000'000'000'000;  // -n: a trillion, beyond any run
+}  // namespace
+
 using core::Result;
 using core::Status;
 
@@ -34,6 +38,10 @@ Status LoadOptions::validate() const {
     return Status::invalid_field(
         "threads",
         fmt::format("{} must be between 1 and the number of connections ({})", threads, slots));
+  }
+  if (requests && (*requests < 1 || *requests > kMaxRequests)) {
+    return Status::invalid_field(
+        "requests", fmt::format("{} requests; give a count from 1 to {}", *requests, kMaxRequests));
   }
   if (duration.count() <= 0) {
     return Status::invalid_field("duration", "must be above 0, e.g. 2s or 500ms");
@@ -129,6 +137,24 @@ Result<core::RunResult> run_load(const LoadOptions& options, const RunControl& c
   phases.start = clock.now();
   phases.measure_from = phases.start + options.warmup;
   phases.measure_until = phases.measure_from + options.duration;
+  // -n in open loop: the phase that schedules exactly that many uniform arrivals.
+  if (options.requests && options.rate_rps) {
+    phases.measure_until =
+        phases.measure_from + std::chrono::duration_cast<core::Nanos>(std::chrono::duration<double>(
+                                  static_cast<double>(*options.requests) / *options.rate_rps));
+  }
+  // -n in closed loop: the phase ends when the last measured request is sent.
+  std::optional<RequestBudget> budget;
+  if (options.requests && !options.rate_rps) {
+    budget.emplace();
+    budget->left.store(static_cast<int64_t>(*options.requests));
+  }
+  // The end of the measured phase once a -n budget has set it; measure_until otherwise.
+  auto measured_end = [&]() -> core::TimePoint {
+    if (!budget) return phases.measure_until;
+    const int64_t end = budget->end_ns.load(std::memory_order_acquire);
+    return end != 0 ? core::TimePoint(core::Nanos(end)) : phases.measure_until;
+  };
   phases.grace = options.grace_or_default();
   const double start_epoch_s =
       std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
@@ -142,11 +168,11 @@ Result<core::RunResult> run_load(const LoadOptions& options, const RunControl& c
   std::vector<std::unique_ptr<IntervalQueue>> queues;
   std::optional<IntervalFolder> folder;
   if (intervals) {
-    folder.emplace(static_cast<size_t>(options.threads),
-                   std::chrono::duration<double>(options.interval).count(),
-                   std::chrono::duration<double>(options.duration).count(),
-                   start_epoch_s + std::chrono::duration<double>(options.warmup).count(),
-                   control.on_interval);
+    folder.emplace(
+        static_cast<size_t>(options.threads),
+        std::chrono::duration<double>(options.interval).count(),
+        std::chrono::duration<double>(phases.measure_until - phases.measure_from).count(),
+        start_epoch_s + std::chrono::duration<double>(options.warmup).count(), control.on_interval);
   }
   uint64_t next_connection = 0;
   const int slots = options.connection_slots();
@@ -169,6 +195,7 @@ Result<core::RunResult> run_load(const LoadOptions& options, const RunControl& c
       cfg.intervals = queues.back().get();
     }
     cfg.spin = options.spin;
+    if (budget) cfg.budget = &*budget;
     if (control.on_progress) {
       lives.push_back(std::make_unique<WorkerLive>());
       cfg.live = lives.back().get();
@@ -208,13 +235,20 @@ Result<core::RunResult> run_load(const LoadOptions& options, const RunControl& c
       snap.p99_ns = latency.value_at_percentile(99);
       control.on_progress(snap);
     };
+    // With -n the measured phase may end before measure_until: the progress display, the
+    // hooks and the last interval follow the budget's end once it is known.
+    auto follow_budget = [&] { phases.measure_until = measured_end(); };
     auto fold_intervals = [&](bool final) {
       if (!intervals) return;
       for (size_t t = 0; t < queues.size(); ++t) folder->add(t, queues[t]->take());
+      // Read after take(): a worker flushes its last interval after the budget's end is set.
+      follow_budget();
+      folder->end_at(
+          std::chrono::duration<double>(phases.measure_until - phases.measure_from).count());
       folder->fold_ready(final);
     };
     auto wait_until = [&](core::TimePoint when) {
-      while (running.load() > 0 && clock.now() < when &&
+      while (running.load() > 0 && clock.now() < std::min(when, measured_end()) &&
              !(control.interrupt != nullptr && control.interrupt->load())) {
         report_progress();
         fold_intervals(false);
@@ -230,6 +264,7 @@ Result<core::RunResult> run_load(const LoadOptions& options, const RunControl& c
     } else if (control.on_progress || intervals) {
       wait_until(phases.measure_until);
     }
+    follow_budget();
     if (control.on_progress || intervals) {  // the grace period: requests in flight finish
       while (running.load() > 0) {
         report_progress();
@@ -238,8 +273,11 @@ Result<core::RunResult> run_load(const LoadOptions& options, const RunControl& c
       }
     }
   }  // joins
+  phases.measure_until = measured_end();
   if (intervals) {
     for (size_t t = 0; t < queues.size(); ++t) folder->add(t, queues[t]->take());
+    folder->end_at(
+        std::chrono::duration<double>(phases.measure_until - phases.measure_from).count());
     folder->fold_ready(/*final=*/true);
   }
 
@@ -249,7 +287,10 @@ Result<core::RunResult> run_load(const LoadOptions& options, const RunControl& c
   result.measure_start_epoch_s =
       start_epoch_s + std::chrono::duration<double>(options.warmup).count();
   result.threads = options.threads;
-  result.duration_s = std::chrono::duration<double>(options.duration).count();
+  result.requests_asked = options.requests.value_or(0);
+  // The measured phase as it was: -d, or shorter once -n was reached.
+  result.duration_s =
+      std::chrono::duration<double>(phases.measure_until - phases.measure_from).count();
   for (size_t t = 0; t < workers.size(); ++t) {
     if (!outcomes[t]) return outcomes[t];
     result.stats.merge(workers[t]->result());

@@ -62,6 +62,11 @@ struct LoadOptions {
   core::Nanos spin{0};
   // https URLs: trust store, client certificate, protocol version, resumption (net/tls.h).
   net::TlsOptions tls;
+  // -n: measured requests, >= 1, instead of a time (ab, hey, oha). Closed loop: the measured
+  // phase ends once this many have been sent, across threads, and `duration` only bounds it.
+  // Open loop: the measured phase lasts requests / rate_rps, so the schedule holds exactly this
+  // many arrivals when they are uniform (Poisson: this many on average).
+  std::optional<uint64_t> requests;
 
   // Open loop's default pool: enough connections for the rate at up to 250 ms of latency,
   // between 16 and 4096 (Little: N = X * R). The only place this default is computed.
@@ -73,7 +78,7 @@ struct LoadOptions {
   core::Nanos grace_or_default() const { return grace.value_or(timeout); }
   // The first invalid field, or ok. Errors: kInvalidArgument with field() one of
   // "connections", "max_connections", "threads", "duration", "warmup", "timeout", "rate_rps",
-  // "spin", "url" (callers name it in their own words: a flag, a scenario key).
+  // "spin", "url", "requests" (callers name it in their own words: a flag, a scenario key).
   core::Status validate() const;
 };
 

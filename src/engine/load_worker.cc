@@ -92,6 +92,11 @@ Status LoadWorker::run() {
       grace_until = now;
       begin_stopping(now);
     }
+    if (config_.budget != nullptr && !interrupted_) {
+      const TimePoint before = phases.measure_until;
+      adopt_budget_end();
+      if (phases.measure_until != before) grace_until = phases.measure_until + phases.grace;
+    }
     feeder_->tick(*this, now);
     if (!stopping_ && now >= phases.measure_until) begin_stopping(now);
     if (stopping_) {
@@ -302,7 +307,29 @@ void LoadWorker::on_connected(uint32_t i) {
   feeder_->on_idle(*this, i, now);
 }
 
+void LoadWorker::adopt_budget_end() {
+  const int64_t end_ns = config_.budget->end_ns.load(std::memory_order_acquire);
+  const TimePoint end{core::Nanos(end_ns)};
+  if (end_ns != 0 && end < config_.phases.measure_until) config_.phases.measure_until = end;
+}
+
 void LoadWorker::send(uint32_t i, TimePoint now, TimePoint intended, bool measured) {
+  bool last_of_budget = false;
+  if (measured && config_.budget != nullptr) {
+    const int64_t left = config_.budget->left.fetch_sub(1, std::memory_order_relaxed);
+    if (left <= 0) {  // every measured request is out (another worker sent the last)
+      adopt_budget_end();
+      if (!stopping_) begin_stopping(now);  // closes this idle connection too
+      return;
+    }
+    if (left == 1) {
+      // This is the last: the measured phase ends just after it, for every worker.
+      config_.phases.measure_until = now + core::Nanos(1);
+      config_.budget->end_ns.store(config_.phases.measure_until.time_since_epoch().count(),
+                                   std::memory_order_release);
+      last_of_budget = true;
+    }
+  }
   Connection& c = conns_[i];
   const http::RequestTemplate& request = *config_.request;
   if (request.has_placeholders()) {
@@ -334,6 +361,7 @@ void LoadWorker::send(uint32_t i, TimePoint now, TimePoint intended, bool measur
   ++in_flight_;
   in_system_.change(now, +1);
   write_some(i);
+  if (last_of_budget && !stopping_) begin_stopping(now);
 }
 
 void LoadWorker::write_some(uint32_t i) {

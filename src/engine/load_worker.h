@@ -36,6 +36,15 @@
 
 namespace knee::engine {
 
+// -n/--requests in closed loop: the measured requests still to send, shared by a run's workers,
+// and the end of the measured phase once the last of them was sent (ns of the clock's epoch; 0
+// while some are left). Each worker takes one before every measured send; the one that takes
+// the last ends the phase for all: they adopt the end as their measure_until.
+struct RequestBudget {
+  std::atomic<int64_t> left{0};
+  std::atomic<int64_t> end_ns{0};
+};
+
 struct WorkerConfig {
   net::SocketAddress address;
   // https: the run's TLS context (shared, read-only) and the name to verify and send as SNI;
@@ -59,6 +68,8 @@ struct WorkerConfig {
   core::Nanos spin{0};
   // Where to publish live figures every kPublishEvery (engine/live.h); none when null.
   WorkerLive* live = nullptr;
+  // -n in closed loop: the run's shared budget of measured requests; null without -n.
+  RequestBudget* budget = nullptr;
 };
 
 class LoadWorker final : public ConnectionPool {
@@ -131,6 +142,8 @@ class LoadWorker final : public ConnectionPool {
   void retry_later(uint32_t i, core::TimePoint now);
   void check_timeouts(core::TimePoint now);
   void begin_stopping(core::TimePoint now);
+  // -n: another worker sent the last measured request; its end becomes this worker's too.
+  void adopt_budget_end();
   void abort_all(core::TimePoint now);
   void flush_interval();
 

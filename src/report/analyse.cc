@@ -242,6 +242,7 @@ RunFigures run_figures(const core::RunResult& r) {
     }
   }
   f.connects = connect_figures(s.connects);
+  if (r.requests_asked > 0) f.requests_asked = r.requests_asked;
   f.bytes.sent = s.bytes_sent;
   f.bytes.received = s.bytes_received;
   f.bytes.received_body = s.bytes_received_body;
@@ -352,6 +353,12 @@ std::vector<std::string> run_notes(const RunFigures& r) {
         "while it waits, so a server stall delays the requests that would have been sent "
         "meanwhile and they never measure it (coordinated omission). To see what users arriving "
         "at a steady rate would see, run with -r RATE (open loop).");
+  }
+  if (r.requests_asked && !r.open && !r.interrupted && r.sent < *r.requests_asked) {
+    notes.push_back(fmt::format(
+        "-n {}: the -d bound of {:.2f} s ended the measured phase after {} of them; give a "
+        "longer -d to measure them all.",
+        *r.requests_asked, r.duration_s, r.sent));
   }
   if (r.split_responses >= kSplitNoteMinResponses &&
       static_cast<double>(r.split_responses) >= kSplitNoteMinShare * static_cast<double>(r.ok)) {

@@ -256,6 +256,7 @@ void describe(Io& io, RunFigures& r) {
   io("sent", r.sent);
   io("aborted", r.aborted);
   io("reconnects", r.reconnects);
+  io.omittable("requests_asked", r.requests_asked);
   io("warmup", r.warmup);
   io.omittable("connects", r.connects);
   io("bytes", r.bytes);

@@ -202,6 +202,7 @@ struct RunFigures {
   uint64_t sent = 0;
   uint64_t aborted = 0;
   uint64_t reconnects = 0;
+  std::optional<uint64_t> requests_asked;  // -n COUNT; empty for a timed run
   WarmupFigures warmup;
   // Empty in files of knee before TLS (version 3 files may lack it).
   std::optional<ConnectFigures> connects;

@@ -88,9 +88,30 @@ INSTANTIATE_TEST_SUITE_P(
         BadInput{{"report", "x.hlog", "--from", "-1"}, "--from"},
         BadInput{{"run", "ftp://127.0.0.1:1/"}, "knee speaks http://"},
         BadInput{{"sweep", "http://127.0.0.1:1/", "--levels", "1,100000"}, "--levels"},
+        BadInput{{"run", "http://127.0.0.1:1/", "-n", "0"}, "-n/--requests"},
+        BadInput{{"run", "http://127.0.0.1:1/", "-n", "-5"}, "-n/--requests"},
         BadInput{{"run", "http://127.0.0.1:1/", "--json", "/tmp/knee-same.out", "--html",
                   "/tmp/knee-same.out"},
                  "--json and --html"}));
+
+// -n (issue 12, point 5): a count instead of a duration, for a run and for each sweep level.
+TEST(Cli, RequestsCountReplacesTheDurationInRunAndSweep) {
+  testing::ScriptedServer server(testing::ScriptedServer::always_ok());
+  auto r = run_process(
+      {KNEE_BINARY, "run", server.url(), "-c", "3", "-n", "200", "-w", "0", "--json", "-"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["sent"], 200);
+  EXPECT_EQ(j["requests"], 200);
+  EXPECT_EQ(j["requests_asked"], 200);
+  EXPECT_LT(j["duration_s"].get<double>(), 30.0);
+  auto s = run_process({KNEE_BINARY, "sweep", server.url(), "--levels", "1,2", "-n", "100", "-w",
+                        "0", "--json", "-"});
+  ASSERT_EQ(s.exit_code, 0) << s.err;
+  auto sj = nlohmann::json::parse(s.out);
+  ASSERT_EQ(sj["levels"].size(), 2u);
+  for (const auto& level : sj["levels"]) EXPECT_EQ(level["sent"], 100);
+}
 
 TEST(Cli, UnreachableTargetExits1NamingUrlAndOsError) {
   int port;

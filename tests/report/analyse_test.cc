@@ -151,6 +151,21 @@ TEST(Analyse, AnOpenLoopKneeNamesWhatSaturatedAtTheRatePastIt) {
   EXPECT_EQ(d.knee.saturated, "cpu");
 }
 
+// -n that the -d bound cut short says so; one that was met says nothing.
+TEST(Analyse, ACountCutShortByTheDurationBoundGetsANote) {
+  RunFigures f;
+  f.concurrency = 2;
+  f.requests_asked = 1'000'000;
+  f.sent = 25789;
+  f.duration_s = 1;
+  const std::vector<std::string> notes = run_notes(f);
+  EXPECT_TRUE(any_contains(notes,
+                           "-n 1000000: the -d bound of 1.00 s ended the measured phase "
+                           "after 25789 of them"));
+  f.sent = 1'000'000;
+  EXPECT_FALSE(any_contains(run_notes(f), "-n 1000000"));
+}
+
 // Repeats that disagree by more than 1.25x weaken their level, and the sweep says so.
 TEST(Analyse, RepeatsThatSpreadMoreThanAQuarterAreWarnedAbout) {
   const std::vector<std::vector<core::RunResult>> levels = {

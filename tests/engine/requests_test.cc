@@ -1,0 +1,88 @@
+// -n/--requests (issue 12, point 5): a count instead of a duration, in both loops. Closed loop:
+// exactly COUNT measured requests across every thread, the measured phase ends when the last is
+// sent, and -d only bounds it. Open loop: COUNT uniform arrivals over COUNT / RATE.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <string>
+
+#include "engine/load.h"
+#include "http/url.h"
+#include "support/scripted_server.h"
+
+namespace knee::engine {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::ScriptedServer;
+
+LoadOptions counted(const std::string& url, uint64_t requests) {
+  LoadOptions o;
+  o.request.url = *http::parse_url(url);
+  o.connections = 4;
+  o.warmup = 50ms;
+  o.duration = 30s;  // the bound; the count ends the run long before
+  o.timeout = 2s;
+  o.requests = requests;
+  o.interval = 1s;
+  return o;
+}
+
+TEST(Requests, AClosedLoopSendsExactlyTheCountAcrossThreadsAndEndsThen) {
+  ScriptedServer server(ScriptedServer::always_ok());
+  for (int threads : {1, 2, 4}) {
+    LoadOptions o = counted(server.url(), 500);
+    o.threads = threads;
+    auto r = run_load(o);
+    ASSERT_TRUE(r) << r.status().message();
+    const core::RunStats& s = r->stats;
+    EXPECT_EQ(s.sent, 500u) << threads << " threads";
+    EXPECT_EQ(s.completed + s.request_failures() + s.aborted, 500u);
+    EXPECT_EQ(s.sent_in_phase, 500u);
+    EXPECT_EQ(s.ok(), 500u);
+    EXPECT_EQ(r->requests_asked, 500u);
+    // The phase is as long as it took, not the 30 s bound.
+    EXPECT_GT(r->duration_s, 0.0);
+    EXPECT_LT(r->duration_s, 10.0);
+    EXPECT_NEAR(r->throughput_rps(), 500 / r->duration_s, 1e-6);
+    // Little's law holds over the phase as it was.
+    EXPECT_NEAR(r->littles_n(), 4.0, 0.6) << threads << " threads";
+    // The one interval is as long as the phase.
+    ASSERT_EQ(r->intervals.size(), 1u);
+    EXPECT_NEAR(r->intervals[0].length_s, r->duration_s, 1e-6);
+    EXPECT_EQ(r->intervals[0].count, 500);
+  }
+}
+
+TEST(Requests, TheDurationBoundsACountTooLargeForIt) {
+  ScriptedServer server([](int, int, const std::string&) {
+    return testing::Action::respond(testing::ok_response(), 20ms);
+  });
+  LoadOptions o = counted(server.url(), 1'000'000);
+  o.duration = 300ms;
+  auto r = run_load(o);
+  ASSERT_TRUE(r) << r.status().message();
+  EXPECT_LT(r->stats.sent, 1'000'000u);
+  EXPECT_GT(r->stats.sent, 0u);
+  EXPECT_NEAR(r->duration_s, 0.3, 1e-9);
+}
+
+TEST(Requests, AnOpenLoopSchedulesExactlyTheCountOfUniformArrivals) {
+  ScriptedServer server(ScriptedServer::always_ok());
+  LoadOptions o = counted(server.url(), 300);
+  o.rate_rps = 1000;
+  o.threads = 2;
+  auto r = run_load(o);
+  ASSERT_TRUE(r) << r.status().message();
+  EXPECT_EQ(r->stats.scheduled, 300u);
+  EXPECT_EQ(r->stats.scheduled, r->stats.sent + r->stats.never_sent);
+  EXPECT_NEAR(r->duration_s, 0.3, 1e-9);
+}
+
+TEST(Requests, ACountOfZeroIsRefusedNamingTheField) {
+  LoadOptions o = counted("http://127.0.0.1:1/", 0);
+  EXPECT_EQ(o.validate().field(), "requests");
+}
+
+}  // namespace
+}  // namespace knee::engine
