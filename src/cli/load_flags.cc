@@ -54,6 +54,10 @@ void LoadFlags::add_to(CLI::App& app, bool url_required, bool with_connections) 
   app.add_option("-H,--header", headers, "Request header 'Name: value' (repeatable)");
   app.add_option("--body", body, "Request body");
   app.add_option("--body-file", body_file, "Read the request body from FILE");
+  app.add_flag("--no-keepalive", no_keepalive,
+               "A new connection for every request (Connection: close), as one-shot clients do; "
+               "in closed loop latency then runs from the connect's start and includes the TCP "
+               "connect and the TLS handshake");
   add_tls_flags(app);
 }
 
@@ -239,6 +243,7 @@ Result<engine::LoadOptions> LoadFlags::to_options(bool with_url) const {
   auto d = duration_field("duration", requests_given && !duration_given ? "10m" : duration);
   if (!d) return d.status();
   o.duration = *d;
+  o.keepalive = !no_keepalive;
   if (requests_given) {
     if (requests < 1) {
       return Status::invalid_field("requests",

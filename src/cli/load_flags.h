@@ -33,6 +33,7 @@ struct LoadFlags {
   int64_t requests = 0;            // -n: measured requests instead of a duration
   bool requests_given = false;     // set by -n
   bool duration_given = false;     // set by -d
+  bool no_keepalive = false;       // --no-keepalive: a new connection per request
   bool connections_given = false;  // set by -c
   bool rate_given = false;         // set by -r
   // https (net/tls.h): --cacert, -k/--insecure, --cert, --key, --tls, --no-tls-resume.

@@ -35,6 +35,7 @@ report::LoadParams load_params(const engine::LoadOptions& o, const std::string& 
   p.threads = o.threads;
   p.repeats = repeats;
   p.arrival = o.arrival == engine::Arrival::kPoisson ? "poisson" : "uniform";
+  if (!o.keepalive) p.new_connection_per_request = true;
   return p;
 }
 

@@ -1,6 +1,7 @@
 #include "engine/load.h"
 
 #include <fmt/format.h>
+#include <strings.h>
 #include <sys/resource.h>
 
 #include <cmath>
@@ -104,9 +105,25 @@ void raise_fd_limit() {
 
 }  // namespace
 
+namespace {
+
+// The request as sent: with --no-keepalive, "Connection: close" unless a Connection field is
+// there already (RFC 9112 section 9.6).
+http::RequestSpec request_as_sent(const LoadOptions& options) {
+  http::RequestSpec spec = options.request;
+  if (options.keepalive) return spec;
+  for (const auto& [name, value] : spec.headers) {
+    if (name.size() == 10 && strncasecmp(name.c_str(), "connection", 10) == 0) return spec;
+  }
+  spec.headers.emplace_back("Connection", "close");
+  return spec;
+}
+
+}  // namespace
+
 Result<core::RunResult> run_load(const LoadOptions& options, const RunControl& control) {
   if (Status s = options.validate(); !s) return s;
-  auto compiled = http::RequestTemplate::compile(options.request);
+  auto compiled = http::RequestTemplate::compile(request_as_sent(options));
   if (!compiled) return compiled.status();
   const http::RequestTemplate request = std::move(compiled).value();
 
@@ -196,6 +213,7 @@ Result<core::RunResult> run_load(const LoadOptions& options, const RunControl& c
     }
     cfg.spin = options.spin;
     if (budget) cfg.budget = &*budget;
+    cfg.keepalive = options.keepalive;
     if (control.on_progress) {
       lives.push_back(std::make_unique<WorkerLive>());
       cfg.live = lives.back().get();

@@ -62,6 +62,11 @@ struct LoadOptions {
   core::Nanos spin{0};
   // https URLs: trust store, client certificate, protocol version, resumption (net/tls.h).
   net::TlsOptions tls;
+  // false (--no-keepalive): a new connection for every request, as a fleet of one-shot clients
+  // makes. Requests carry "Connection: close" (unless the user set a Connection field) and
+  // connections are never reused; in closed loop latency runs from the connect's start, so it
+  // includes the TCP connect and the TLS handshake (open loop: from the intended send, as ever).
+  bool keepalive = true;
   // -n: measured requests, >= 1, instead of a time (ab, hey, oha). Closed loop: the measured
   // phase ends once this many have been sent, across threads, and `duration` only bounds it.
   // Open loop: the measured phase lasts requests / rate_rps, so the schedule holds exactly this

@@ -331,6 +331,9 @@ void LoadWorker::send(uint32_t i, TimePoint now, TimePoint intended, bool measur
     }
   }
   Connection& c = conns_[i];
+  // --no-keepalive in closed loop: the request began when its connection did (sent_at holds
+  // the connect's start until now), so its latency includes the connect and the handshake.
+  const TimePoint began = !config_.keepalive && !config_.schedule ? c.sent_at : intended;
   const http::RequestTemplate& request = *config_.request;
   if (request.has_placeholders()) {
     request.render(config_.first_connection + i, c.seq, c.rendered);
@@ -342,7 +345,7 @@ void LoadWorker::send(uint32_t i, TimePoint now, TimePoint intended, bool measur
   c.written = 0;
   c.parser.reset(request.is_head());
   c.measured = measured;
-  c.intended_at = intended;
+  c.intended_at = began;
   c.sent_at = now;
   c.received = 0;
   c.partial_at = TimePoint{};
@@ -523,7 +526,7 @@ void LoadWorker::end_request(uint32_t i, TimePoint now, bool can_reuse) {
   --in_flight_;
   in_system_.change(now, -1);
   c.state = ConnState::kIdle;
-  if (can_reuse) {
+  if (can_reuse && config_.keepalive) {
     feeder_->on_idle(*this, i, now);
   } else {
     drop(i);

@@ -70,6 +70,8 @@ struct WorkerConfig {
   WorkerLive* live = nullptr;
   // -n in closed loop: the run's shared budget of measured requests; null without -n.
   RequestBudget* budget = nullptr;
+  // false: a new connection per request; closed-loop latency from the connect's start.
+  bool keepalive = true;
 };
 
 class LoadWorker final : public ConnectionPool {

@@ -340,6 +340,7 @@ void describe(Io& io, LoadParams& p) {
   io("threads", p.threads);
   io("repeats", p.repeats);
   io("arrival", p.arrival);
+  io.omittable("new_connection_per_request", p.new_connection_per_request);
 }
 
 template <class Io>

@@ -297,6 +297,8 @@ struct LoadParams {
   int threads = 1;
   int repeats = 1;
   std::string arrival = "uniform";
+  // --no-keepalive: true; empty otherwise (and in files written before it).
+  std::optional<bool> new_connection_per_request;
   bool operator==(const LoadParams&) const = default;
 };
 

@@ -130,6 +130,15 @@ int connections_of(const RunFigures& r) {
   return r.concurrency ? *r.concurrency : r.max_connections.value_or(0);
 }
 
+// --no-keepalive: what a latency then holds.
+std::string keepalive_text(const LoadParams& params, bool open) {
+  if (!params.new_connection_per_request.value_or(false)) return "";
+  return open ? "  a new connection per request (--no-keepalive): latency from the intended send "
+                "includes the TCP connect and any TLS handshake\n"
+              : "  a new connection per request (--no-keepalive): latency runs from the connect's "
+                "start, so it includes the TCP connect and any TLS handshake\n";
+}
+
 }  // namespace
 
 std::string render_table(const std::vector<std::vector<std::string>>& rows,
@@ -175,6 +184,7 @@ std::string render_run_text(const RunDocument& doc) {
         connections, connections == 1 ? "" : "s", r.threads, threads, r.duration_s,
         doc.params.warmup_s);
   }
+  out += keepalive_text(doc.params, r.open.has_value());
   if (k > 1) {
     out += fmt::format(
         "  {} repeats: figures are the median (min-max); details of the median "
@@ -413,6 +423,7 @@ std::string sweep_heading(const LoadParams& params, const std::string& target, s
       params.warmup_s, params.threads, params.threads == 1 ? "" : "s",
       params.repeats > 1 ? fmt::format(", {} repeats per level: median (min-max)", params.repeats)
                          : "");
+  out += keepalive_text(params, open);
   return out;
 }
 

@@ -5,6 +5,7 @@
 // TLS.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <string>
 
@@ -163,6 +164,35 @@ TEST(Tls, HandshakeFailuresDuringTheRunAreCountedAsTlsErrors) {
   bool named = false;
   for (const auto& [cause, n] : s.causes) named |= cause.starts_with("tls: TLS handshake: ");
   EXPECT_TRUE(named);
+}
+
+// --no-keepalive (issue 12, point 2): a new connection per request, asked to close, and in
+// closed loop each latency holds its connect and its handshake.
+TEST(Tls, WithoutKeepAliveEveryRequestPaysItsHandshakeInsideItsLatency) {
+  TestPki pki;
+  std::atomic<int> asked_to_close{0};
+  ScriptedServer server(
+      [&asked_to_close](int, int, const std::string& head) {
+        if (head.find("\r\nConnection: close\r\n") != std::string::npos) ++asked_to_close;
+        return Action::respond(testing::ok_response());
+      },
+      ServerTls::serving(pki.server_cert(), pki.key()));
+  LoadOptions o = https_options(server.https_url("localhost"), pki);
+  o.keepalive = false;
+  o.tls.resume = false;
+  auto r = run_load(o);
+  ASSERT_TRUE(r) << r.status().message();
+  const core::RunStats& s = r->stats;
+  ASSERT_GT(s.ok(), 5u);
+  // One connection per request (those of the measured phase and the warm-up's), every request
+  // asked the server to close.
+  EXPECT_GE(s.connects.opened, s.sent);
+  EXPECT_GE(asked_to_close.load(), static_cast<int>(s.ok()));
+  EXPECT_LE(asked_to_close.load(), static_cast<int>(s.sent + s.warmup.sent));
+  EXPECT_EQ(s.connects.tls_full, s.connects.opened);
+  // Each latency contains a whole handshake.
+  EXPECT_GE(s.latency_ns.min(), s.connects.tls_ns.min());
+  EXPECT_GE(s.latency_ns.value_at_percentile(50), s.connects.tls_ns.value_at_percentile(50));
 }
 
 TEST(Tls, MutualTlsNeedsTheClientCertificate) {
