@@ -18,9 +18,10 @@ using core::Result;
 using core::Status;
 
 void LoadFlags::add_to(CLI::App& app, bool url_required, bool with_connections) {
-  auto* u = app.add_option("url", url,
-                           "Target URL, http://HOST[:PORT]/PATH; {conn} and {seq} in it expand to "
-                           "the connection index and its request counter");
+  auto* u =
+      app.add_option("url", url,
+                     "Target URL, http[s]://HOST[:PORT]/PATH; {conn} and {seq} in it expand to "
+                     "the connection index and its request counter");
   if (url_required) u->required();
   if (with_connections) {
     app.add_option("-c,--connections", connections,
@@ -84,7 +85,7 @@ Status LoadFlags::tls_options(const http::Url* target, net::TlsOptions& out) con
                        : !tls_version.empty() ? "--tls"
                                               : "--no-tls-resume";
     return Status::invalid_argument(
-        fmt::format("{}: only for https:// URLs; {} is plain HTTP", flag, target->to_string()));
+        fmt::format("{}: only for https:// URLs; the target speaks plain http://", flag));
   }
   out.ca_file = cacert;
   out.verify = !insecure;
@@ -97,7 +98,8 @@ Status LoadFlags::tls_options(const http::Url* target, net::TlsOptions& out) con
     out.version = 13;
   } else if (!tls_version.empty()) {
     return Status::invalid_field(
-        "tls", fmt::format("'{}' is not a TLS version; give 1.2 or 1.3", tls_version));
+        "tls",
+        fmt::format("'{}': knee speaks TLS 1.2 and 1.3; give --tls 1.2 or --tls 1.3", tls_version));
   }
   if (cert.empty() != key.empty()) {
     return Status::invalid_argument(fmt::format(

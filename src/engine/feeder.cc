@@ -78,8 +78,8 @@ void OpenLoopFeeder::release_due(ConnectionPool& pool, TimePoint now) {
   stats.max_backlog = std::max<uint64_t>(stats.max_backlog, backlog_.size());
 }
 
-// Hands waiting requests to idle slots, opening new ones (up to the cap) while more requests wait
-// than slots are being opened.
+// Hands waiting requests to idle slots, opening new ones (up to the cap, kMaxOpening at a time)
+// while more requests wait than slots are being opened.
 void OpenLoopFeeder::dispatch(ConnectionPool& pool, TimePoint now) {
   while (!backlog_.empty()) {
     if (!idle_.empty()) {
@@ -93,7 +93,7 @@ void OpenLoopFeeder::dispatch(ConnectionPool& pool, TimePoint now) {
       pool.send(i, now, due.intended, due.measured);
       continue;
     }
-    if (backlog_.size() <= opening_ || free_.empty()) break;
+    if (backlog_.size() <= opening_ || opening_ >= kMaxOpening || free_.empty()) break;
     const uint32_t i = free_.back();
     free_.pop_back();
     if (slot_[i] != Slot::kFree) continue;

@@ -8,8 +8,8 @@
 //   OpenLoopFeeder    the worker's share of one arrival schedule (schedule.h) releases requests at
 //                     their intended send times into a FIFO backlog, whatever the server does;
 //                     idle connections take them in order, and connections are opened on demand
-//                     up to the pool's cap. A request waits in the backlog (and its latency runs)
-//                     while no connection is free.
+//                     up to the pool's cap, at most kMaxOpening at a time. A request waits in the
+//                     backlog (and its latency runs) while no connection is free.
 //
 // HTTP/1.1 pipelining and HTTP/2 streams plug in here: a feeder that keeps several requests in
 // flight per connection.
@@ -122,6 +122,13 @@ class ClosedLoopFeeder final : public Feeder {
 
 class OpenLoopFeeder final : public Feeder {
  public:
+  // Connections being opened at once, at most, per worker. Without a bound a burst of arrivals
+  // (the start of a run, a server pause) opens one connection per waiting request: over TLS
+  // thousands of handshakes at once, which eat the server's CPU, slow every handshake, let the
+  // backlog grow and open yet more (regression: -r 20000 over https opened 19904 connections
+  // and completed nothing). Requests wait in the backlog meanwhile, their latency running.
+  static constexpr size_t kMaxOpening = 16;
+
   OpenLoopFeeder(const Phases& phases, ArrivalSchedule schedule)
       : phases_(phases), schedule_(std::move(schedule)) {}
   void start(ConnectionPool& pool, core::TimePoint now) override;

@@ -143,7 +143,7 @@ Result<core::RunResult> run_load(const LoadOptions& options, const RunControl& c
     // not a run of failed connects.
     auto fd = net::connect_tcp(*address, net::Blocking::kYes);
     if (!fd) return fd.status().with_context("cannot reach " + url.to_string());
-    net::set_io_timeouts(fd->get(), preflight);
+    net::set_io_timeouts(fd->get(), options.timeout);  // a slow handshake is not unreachable
     if (auto info = net::check_tls(std::move(fd).value(), *tls, url.host); !info) {
       return info.status().with_context("cannot reach " + url.to_string());
     }

@@ -384,7 +384,8 @@ void LoadWorker::write_some(uint32_t i) {
       }
       return;
     }
-    fail_request(i, ErrorKind::kWrite, core::errno_name(r.error != 0 ? r.error : EPIPE));
+    fail_request(i, ErrorKind::kWrite,
+                 net::failure_cause(*c.transport, r.error != 0 ? r.error : EPIPE));
     return;
   }
   c.state = ConnState::kReceiving;
@@ -450,7 +451,7 @@ void LoadWorker::read_some(uint32_t i) {
       case net::IoStatus::kError:
         fail_request(i,
                      c.parser.received_any() ? ErrorKind::kRead : ErrorKind::kClosedBeforeResponse,
-                     core::errno_name(r.error));
+                     net::failure_cause(*c.transport, r.error));
         return;
     }
   }

@@ -115,10 +115,9 @@ class PhaseTimer {
         }
         return fail(ErrorKind::kTimeout, "connect");
       }
-      net::IoResult connected = transport->finish_connect();
-      const bool tls_failed =
-          connected.status == net::IoStatus::kError && !transport->error_text().empty();
-      const int err = revents < 0 ? errno : tls_failed ? 0 : connected.error;
+      // TCP is up once the socket is writable without a pending error; stamped before the
+      // TLS handshake, which the first finish_connect() call may run most of.
+      const int err = revents < 0 ? errno : net::connect_error(transport->fd());
       if (err != 0) {
         if (seq == 0) {
           return unreachable(Status::from_errno("connect " + address->to_string(), err).message());
@@ -126,6 +125,7 @@ class PhaseTimer {
         return fail(ErrorKind::kConnect, core::errno_name(err));
       }
       a.at_ns[idx(RequestPhase::kConnect)] = since_start();
+      net::IoResult connected = transport->finish_connect();
       if (tls_) {
         // The handshake, one readiness wait at a time, within the attempt's deadline.
         while (connected.status == net::IoStatus::kWouldBlock) {
@@ -173,7 +173,7 @@ class PhaseTimer {
         if (revents < 0) return fail(ErrorKind::kWrite, core::errno_name(errno));
         continue;
       }
-      return fail(ErrorKind::kWrite, core::errno_name(w.error != 0 ? w.error : EPIPE));
+      return fail(ErrorKind::kWrite, net::failure_cause(*conn_, w.error != 0 ? w.error : EPIPE));
     }
     a.at_ns[idx(RequestPhase::kPostTransfer)] = since_start();
 
@@ -217,7 +217,7 @@ class PhaseTimer {
         continue;  // readable, or an error/hang-up that recv will report
       }
       return fail(parser_.received_any() ? ErrorKind::kRead : ErrorKind::kClosedBeforeResponse,
-                  core::errno_name(r.error));
+                  net::failure_cause(*conn_, r.error));
     }
   }
 

@@ -39,6 +39,12 @@ int cache_index() {
   return index;
 }
 
+// The pass-phrase callback: notes that one was asked for and gives none.
+extern "C" int refuse_pass_phrase(char*, int, int, void* asked) {
+  *static_cast<bool*>(asked) = true;
+  return 0;
+}
+
 extern "C" int on_new_session(SSL* ssl, SSL_SESSION* session) {
   auto* cache = static_cast<TlsSessionCache*>(SSL_get_ex_data(ssl, cache_index()));
   if (cache == nullptr) return 0;  // OpenSSL keeps its reference
@@ -87,6 +93,40 @@ const BIO_METHOD* socket_method() {
   return method;
 }
 
+// How to get past a certificate that did not verify, after its reason.
+const char* verify_hint(long code) {
+  switch (code) {
+    case X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY:
+    case X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT:
+    case X509_V_ERR_SELF_SIGNED_CERT_IN_CHAIN:
+    case X509_V_ERR_DEPTH_ZERO_SELF_SIGNED_CERT:
+      return " (trust its CA with --cacert FILE, or skip the check with -k)";
+    case X509_V_ERR_HOSTNAME_MISMATCH:
+    case X509_V_ERR_IP_ADDRESS_MISMATCH:
+      return " (the certificate is for other names: use one of them in the URL, or -k)";
+    case X509_V_ERR_CERT_HAS_EXPIRED:
+    case X509_V_ERR_CERT_NOT_YET_VALID:
+      return " (check the server's certificate and this host's clock, or -k)";
+    default:
+      return "";
+  }
+}
+
+// What a handshake failure usually means, for the reasons users meet most.
+std::string reason_hint(const std::string& reason) {
+  if (reason.find("wrong version number") != std::string::npos ||
+      reason.find("packet length too long") != std::string::npos) {
+    return " (the server does not speak TLS on this port: plain HTTP? try http://)";
+  }
+  if (reason.find("certificate required") != std::string::npos) {
+    return " (the server asks for a client certificate: give --cert and --key)";
+  }
+  if (reason.find("protocol version") != std::string::npos) {
+    return " (the server speaks none of the TLS versions knee offered: see --tls)";
+  }
+  return "";
+}
+
 void set_nonblocking(int fd) { ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK); }
 
 bool is_ip_literal(const std::string& host) {
@@ -110,7 +150,7 @@ std::string alpn_wire(const std::vector<std::string>& protocols) {
 Result<std::shared_ptr<const TlsContext>> TlsContext::create(const TlsOptions& options) {
   if (options.version && *options.version != 12 && *options.version != 13) {
     return Status::invalid_field(
-        "tls", fmt::format("{} is not a TLS version; give 1.2 or 1.3", *options.version));
+        "tls", fmt::format("{}: knee speaks TLS 1.2 and 1.3; give 1.2 or 1.3", *options.version));
   }
   if (options.cert_file.empty() != options.key_file.empty()) {
     return Status::invalid_field(options.cert_file.empty() ? "cert" : "key",
@@ -145,14 +185,32 @@ Result<std::shared_ptr<const TlsContext>> TlsContext::create(const TlsOptions& o
     SSL_CTX_set_verify(ctx, SSL_VERIFY_NONE, nullptr);
   }
   if (!options.cert_file.empty()) {
+    // No pass-phrase prompt: knee runs unattended, so an encrypted key is refused with a reason.
+    bool asked_pass_phrase = false;
+    SSL_CTX_set_default_passwd_cb_userdata(ctx, &asked_pass_phrase);
+    SSL_CTX_set_default_passwd_cb(ctx, refuse_pass_phrase);
     if (SSL_CTX_use_certificate_chain_file(ctx, options.cert_file.c_str()) != 1) {
       return Status::invalid_field("cert", fmt::format("'{}': not a readable PEM certificate ({})",
                                                        options.cert_file, pop_ssl_errors()));
     }
     if (SSL_CTX_use_PrivateKey_file(ctx, options.key_file.c_str(), SSL_FILETYPE_PEM) != 1) {
-      return Status::invalid_field("key", fmt::format("'{}': not a readable PEM private key ({})",
-                                                      options.key_file, pop_ssl_errors()));
+      const std::string why = pop_ssl_errors();
+      if (asked_pass_phrase) {
+        return Status::invalid_field(
+            "key", fmt::format("'{}' is encrypted and knee does not ask for pass phrases; "
+                               "decrypt it first: openssl pkey -in {} -out key.pem",
+                               options.key_file, options.key_file));
+      }
+      if (why.find("mismatch") != std::string::npos) {
+        return Status::invalid_field(
+            "key", fmt::format("'{}' does not belong to the certificate '{}'", options.key_file,
+                               options.cert_file));
+      }
+      return Status::invalid_field(
+          "key", fmt::format("'{}': not a readable PEM private key ({})", options.key_file, why));
     }
+    SSL_CTX_set_default_passwd_cb(ctx, nullptr);
+    SSL_CTX_set_default_passwd_cb_userdata(ctx, nullptr);
     if (SSL_CTX_check_private_key(ctx) != 1) {
       return Status::invalid_field(
           "key", fmt::format("'{}' does not belong to the certificate '{}'", options.key_file,
@@ -245,8 +303,10 @@ IoResult TlsTransport::fail_tls(int ssl_result, std::string_view during) {
       std::string reason = pop_ssl_errors();
       const long verify = SSL_get_verify_result(ssl_);
       if (SSL_get_verify_mode(ssl_) != SSL_VERIFY_NONE && verify != X509_V_OK) {
-        reason =
-            fmt::format("certificate verify failed: {}", X509_verify_cert_error_string(verify));
+        reason = fmt::format("certificate verify failed: {}{}",
+                             X509_verify_cert_error_string(verify), verify_hint(verify));
+      } else {
+        reason += reason_hint(reason);
       }
       error_ = fmt::format("{}: {}", during, reason.empty() ? "protocol error" : reason);
       return IoResult::failed(EPROTO);

@@ -35,6 +35,11 @@ IoResult TcpTransport::recv_some(std::span<char> buffer) {
 
 void TcpTransport::shutdown_write() { ::shutdown(fd_.get(), SHUT_WR); }
 
+std::string failure_cause(const Transport& t, int err) {
+  std::string text = t.error_text();
+  return text.empty() ? core::errno_name(err) : text;
+}
+
 core::Status send_all(Transport& t, std::string_view data, std::string_view what) {
   while (!data.empty()) {
     const IoResult r = t.send_some(data);

@@ -90,6 +90,10 @@ class TcpTransport final : public Transport {
   Fd fd_;
 };
 
+// What a kError of `t` was, for an error cause: its error_text() when it has one (TLS), else
+// the errno's name ("ECONNRESET").
+std::string failure_cause(const Transport& t, int err);
+
 // Blocking helpers for a transport on a blocking socket (the ladder's ping-pong, tests): write
 // all of `data` / read exactly buffer.size() bytes. Errors: kIoError "<what>: ..." with the
 // errno (EPIPE for an EOF, ETIMEDOUT when the socket's timeout ran out).

@@ -53,7 +53,8 @@ TEST(Https, ACertificateThatDoesNotVerifyIsOneLineAndExit1) {
   auto r = run_process({KNEE_BINARY, "run", url, "-d", "0.3s", "--cacert", pki.ca_cert()});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(r.err, "knee: cannot reach " + url +
-                       ": TLS handshake: certificate verify failed: hostname mismatch\n");
+                       ": TLS handshake: certificate verify failed: hostname mismatch (the "
+                       "certificate is for other names: use one of them in the URL, or -k)\n");
   EXPECT_EQ(r.out, "");
   // -k measures it anyway.
   auto k = run_process({KNEE_BINARY, "run", url, "-c", "1", "-d", "0.2s", "-w", "0", "-k"});
@@ -68,7 +69,7 @@ TEST(Https, TlsFlagsAreCheckedBeforeAnythingIsMeasured) {
   };
   const std::vector<Case> cases = {
       {{"http://127.0.0.1:1/", "-k"}, "-k/--insecure: only for https:// URLs"},
-      {{"https://127.0.0.1:1/", "--tls", "1.1"}, "--tls: '1.1' is not a TLS version"},
+      {{"https://127.0.0.1:1/", "--tls", "1.1"}, "--tls: '1.1': knee speaks TLS 1.2 and 1.3"},
       {{"https://127.0.0.1:1/", "--cacert", "/nonexistent/ca.pem"},
        "--cacert: '/nonexistent/ca.pem' is not a readable file"},
       {{"https://127.0.0.1:1/", "--cert", pki.client_cert()}, "needs both --cert and --key"},

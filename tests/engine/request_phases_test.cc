@@ -185,7 +185,9 @@ TEST(RequestPhases, HttpsMeasuresTheTlsPhase) {
   const auto& app = r->phases[static_cast<size_t>(RequestPhase::kAppConnect)];
   EXPECT_EQ(app.count, 3);
   for (const auto& a : r->attempts) {
-    EXPECT_GE(a.at(RequestPhase::kAppConnect), a.at(RequestPhase::kConnect));
+    // Regression: TCP connect was stamped after the first handshake step, so the TLS phase
+    // read 0.000 ms and TCP connect carried the handshake.
+    EXPECT_GT(a.at(RequestPhase::kAppConnect), a.at(RequestPhase::kConnect));
     EXPECT_LE(a.at(RequestPhase::kAppConnect), a.at(RequestPhase::kPreTransfer));
   }
   // A certificate for another host: the first attempt cannot reach the target.

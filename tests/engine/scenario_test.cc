@@ -52,7 +52,8 @@ TEST(Scenario, BadTextsAreRefusedNamingTheScenarioAndTheKey) {
            {"name=a url=http://x/ q=1", "unknown key 'q'"},
            {"name=a url=http://x/ c=1 c=2", "key 'c' is given twice"},
            {"name=a url=http://x/ arrival=poisson", "arrival= needs r="},
-           {"name=a url=http://x/ c=1 t=2", "t=: 2 must be between 1 and the number of connections"},
+           {"name=a url=http://x/ c=1 t=2",
+            "t=: 2 must be between 1 and the number of connections"},
            {"name=a url=http://x/{bad}", "url=: unknown placeholder"}}) {
     auto s = parse_scenarios({text}, shared());
     ASSERT_FALSE(s) << text;

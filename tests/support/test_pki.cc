@@ -88,6 +88,15 @@ void write_key(const std::string& path, EVP_PKEY* key) {
   check(ok, "write a key");
 }
 
+void write_encrypted_key(const std::string& path, EVP_PKEY* key) {
+  FILE* f = std::fopen(path.c_str(), "w");
+  check(f != nullptr, "open a key file");
+  char pass[] = "knee";
+  const bool ok = PEM_write_PrivateKey(f, key, EVP_aes_256_cbc(), nullptr, 0, nullptr, pass) == 1;
+  std::fclose(f);
+  check(ok, "write an encrypted key");
+}
+
 }  // namespace
 
 TestPki::TestPki() {
@@ -102,6 +111,7 @@ TestPki::TestPki() {
   Key key = new_key();
   write_cert(ca_cert(), ca.get());
   write_key(this->key(), key.get());
+  write_encrypted_key(encrypted_key(), key.get());
   write_cert(server_cert(), make_cert(key.get(), "localhost", kLocal, -kDay, 30 * kDay, ca.get(),
                                       ca_key.get(), false, 2)
                                 .get());

@@ -20,6 +20,8 @@ class TestPki {
   std::string ca_cert() const { return dir_ + "/ca.pem"; }
   // One key for every leaf certificate below.
   std::string key() const { return dir_ + "/key.pem"; }
+  // The same key, encrypted with AES-256 under the pass phrase "knee".
+  std::string encrypted_key() const { return dir_ + "/key_encrypted.pem"; }
   // Valid now, signed by the CA, for DNS localhost and IP 127.0.0.1.
   std::string server_cert() const { return dir_ + "/server.pem"; }
   // Signed by the CA, for localhost and 127.0.0.1, but expired a day ago.
