@@ -448,7 +448,12 @@ SweepDocument analyse_sweep(std::string target, std::string started_at, LoadPara
     const double n_eff = little.x_times_mean_r.value_or(NAN);
     const std::string name = run.open_loop() ? fmt::format("rate {:.0f} req/s", run.target_rate_rps)
                                              : fmt::format("concurrency {}", run.connections);
-    if (level.little_flagged) {
+    if (level.little_flagged && reconnect_bound(level.median)) {
+      d.warnings.push_back(fmt::format(
+          "Little's law: at {} X * mean R = {:.2f} is below 0.9 N: connections were reopened {} "
+          "times (the server closes them), and the time spent connecting is outside latency",
+          name, n_eff, level.median.reconnects));
+    } else if (level.little_flagged) {
       d.warnings.push_back(fmt::format(
           "Little's law: at {} X * mean R = {:.2f} is below 0.9 N: the client did not keep N "
           "requests in flight (client-bound, connect failures, or errors)",

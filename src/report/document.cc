@@ -48,6 +48,10 @@ uint64_t RunFigures::request_failures() const {
   return n;
 }
 
+bool reconnect_bound(const RunFigures& r) {
+  return r.requests > 0 && 10 * r.reconnects >= r.requests;
+}
+
 double RunFigures::level_key() const {
   if (open) return open->target_rate_rps;
   return concurrency.value_or(0);

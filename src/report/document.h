@@ -244,6 +244,10 @@ struct RunFigures {
   bool operator==(const RunFigures&) const = default;
 };
 
+// Connections were reopened for a tenth of the requests or more (a server that closes them),
+// with keep-alive on: the time spent connecting, outside latency, then explains a low X * mean R.
+bool reconnect_bound(const RunFigures& r);
+
 struct LatencyRanges {
   Range mean, p50, p90, p99, p999;  // ns
   bool operator==(const LatencyRanges&) const = default;

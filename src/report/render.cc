@@ -226,8 +226,13 @@ std::string render_run_text(const RunDocument& doc) {
         little.x_times_mean_r.value_or(NAN),
         little.holds ? "holds within 5%"
         : level.little_flagged
-            ? "below 0.9 N: fewer than N requests were in flight, or many failed or timed out"
-            : "differs by more than 5%");
+            ? (reconnect_bound(r)
+                   ? fmt::format("below 0.9 N: connections were reopened {} times, and the time "
+                                 "spent connecting is outside latency",
+                                 r.reconnects)
+                   : std::string("below 0.9 N: fewer than N requests were in flight, or many "
+                                 "failed or timed out"))
+            : std::string("differs by more than 5%"));
   }
   out += fmt::format(
       "  client CPU   {:.2f} cores; busiest thread used {:.0f}% of a core and "

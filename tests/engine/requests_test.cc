@@ -45,12 +45,18 @@ TEST(Requests, AClosedLoopSendsExactlyTheCountAcrossThreadsAndEndsThen) {
     EXPECT_GT(r->duration_s, 0.0);
     EXPECT_LT(r->duration_s, 10.0);
     EXPECT_NEAR(r->throughput_rps(), 500 / r->duration_s, 1e-6);
-    // Little's law holds over the phase as it was.
-    EXPECT_NEAR(r->littles_n(), 4.0, 0.6) << threads << " threads";
-    // The one interval is as long as the phase.
-    ASSERT_EQ(r->intervals.size(), 1u);
-    EXPECT_NEAR(r->intervals[0].length_s, r->duration_s, 1e-6);
-    EXPECT_EQ(r->intervals[0].count, 500);
+    // Little's law holds over the phase as it was (one thread: with several, a thread that a
+    // slow host starts late keeps fewer than N in flight, as in any short run).
+    if (threads == 1) {
+      EXPECT_NEAR(r->littles_n(), 4.0, 0.6);
+    }
+    // The intervals end with the phase: the last is as long as what was left of it.
+    ASSERT_FALSE(r->intervals.empty());
+    int64_t counted = 0;
+    for (const core::LatencyInterval& i : r->intervals) counted += i.count;
+    EXPECT_EQ(counted, 500);
+    const core::LatencyInterval& last = r->intervals.back();
+    EXPECT_NEAR(last.start_s + last.length_s, r->duration_s, 1e-6);
   }
 }
 

@@ -166,6 +166,19 @@ TEST(Analyse, ACountCutShortByTheDurationBoundGetsANote) {
   EXPECT_FALSE(any_contains(run_notes(f), "-n 1000000"));
 }
 
+// From a new user's trial: against a server that closes every connection, X * mean R is far
+// below N because reconnecting is outside latency; the warning said the client did not keep N
+// in flight. It names the reconnects now.
+TEST(Analyse, ALowLittleProductFromReconnectsNamesThem) {
+  core::RunResult r = closed_run(1, 1000);
+  r.stats.reconnects = 1000;  // X * R = 1000 req/s * 1 ms = 1, of N = 4
+  const SweepDocument d = analyse_sweep("u", "now", {}, {{r}, {closed_run(1, 1000)}}, {});
+  EXPECT_TRUE(any_contains(d.warnings,
+                           "connections were reopened 1000 times (the server closes "
+                           "them), and the time spent connecting is outside latency"))
+      << (d.warnings.empty() ? "no warnings" : d.warnings.front());
+}
+
 // Repeats that disagree by more than 1.25x weaken their level, and the sweep says so.
 TEST(Analyse, RepeatsThatSpreadMoreThanAQuarterAreWarnedAbout) {
   const std::vector<std::vector<core::RunResult>> levels = {
