@@ -36,6 +36,15 @@ report::LoadParams load_params(const engine::LoadOptions& o, const std::string& 
   p.repeats = repeats;
   p.arrival = o.arrival == engine::Arrival::kPoisson ? "poisson" : "uniform";
   if (!o.keepalive) p.new_connection_per_request = true;
+  if (o.request.url.scheme == "https") {
+    report::TlsParams t;
+    t.verify = o.tls.verify;
+    t.ca_file = o.tls.ca_file;
+    t.client_cert = o.tls.cert_file;
+    if (o.tls.version) t.version = *o.tls.version == 12 ? "1.2" : "1.3";
+    t.resume = o.tls.resume;
+    p.tls = t;
+  }
   return p;
 }
 

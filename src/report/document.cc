@@ -334,6 +334,15 @@ void describe(Io& io, LevelFigures& l) {
 }
 
 template <class Io>
+void describe(Io& io, TlsParams& t) {
+  io("verify", t.verify);
+  io("ca_file", t.ca_file);
+  io("client_cert", t.client_cert);
+  io.omittable("version", t.version);
+  io("resume", t.resume);
+}
+
+template <class Io>
 void describe(Io& io, LoadParams& p) {
   io("url", p.url);
   io("method", p.method);
@@ -345,6 +354,7 @@ void describe(Io& io, LoadParams& p) {
   io("repeats", p.repeats);
   io("arrival", p.arrival);
   io.omittable("new_connection_per_request", p.new_connection_per_request);
+  io.omittable("tls", p.tls);
 }
 
 template <class Io>

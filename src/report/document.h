@@ -294,6 +294,16 @@ struct LevelFigures {
 };
 
 // The load as the user asked for it.
+// The TLS settings of an https run (net::TlsOptions), so two saved results say how they differ.
+struct TlsParams {
+  bool verify = true;                  // false with -k
+  std::string ca_file;                 // --cacert; "" the system store
+  std::string client_cert;             // --cert; "" none
+  std::optional<std::string> version;  // --tls: "1.2" or "1.3"; empty: 1.2 or 1.3
+  bool resume = true;                  // false with --no-tls-resume
+  bool operator==(const TlsParams&) const = default;
+};
+
 struct LoadParams {
   std::string url;  // placeholders unexpanded
   std::string method = "GET";
@@ -303,6 +313,7 @@ struct LoadParams {
   std::string arrival = "uniform";
   // --no-keepalive: true; empty otherwise (and in files written before it).
   std::optional<bool> new_connection_per_request;
+  std::optional<TlsParams> tls;  // https only
   bool operator==(const LoadParams&) const = default;
 };
 

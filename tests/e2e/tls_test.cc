@@ -43,6 +43,11 @@ TEST(Https, ARunNamesTheProtocolAndItsHandshakes) {
   EXPECT_EQ(connects["tls"]["full"].get<int>() + connects["tls"]["resumed"].get<int>(), 2);
   EXPECT_GT(connects["tls"]["handshake_ns"]["p50"].get<double>(), 0) << connects.dump();
   EXPECT_EQ(doc["errors"]["tls"], 0);
+  // What was asked is saved with the result.
+  EXPECT_EQ(doc["params"]["tls"]["version"], "1.2");
+  EXPECT_EQ(doc["params"]["tls"]["verify"], true);
+  EXPECT_EQ(doc["params"]["tls"]["ca_file"], pki.ca_cert());
+  EXPECT_EQ(doc["params"]["tls"]["resume"], true);
 }
 
 TEST(Https, ACertificateThatDoesNotVerifyIsOneLineAndExit1) {
