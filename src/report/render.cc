@@ -139,6 +139,26 @@ std::string keepalive_text(const LoadParams& params, bool open) {
                 "start, so it includes the TCP connect and any TLS handshake\n";
 }
 
+// An https sweep: what the handshakes agreed on and how many there were, over every level (the
+// median runs'; per level in JSON).
+std::string sweep_tls_text(const SweepDocument& doc) {
+  const TlsFigures* first = nullptr;
+  uint64_t full = 0, resumed = 0;
+  for (const LevelFigures& level : doc.levels) {
+    const auto& c = level.median.connects;
+    if (!c || !c->tls) continue;
+    if (first == nullptr) first = &*c->tls;
+    full += c->tls->full;
+    resumed += c->tls->resumed;
+  }
+  if (first == nullptr) return "";
+  return fmt::format(
+      "TLS: {} {}{}; {} full handshakes and {} resumed over the levels, warm-ups "
+      "included (per level in JSON: connects)\n",
+      first->version, first->cipher, first->alpn.empty() ? "" : ", ALPN " + first->alpn, full,
+      resumed);
+}
+
 }  // namespace
 
 std::string render_table(const std::vector<std::vector<std::string>>& rows,
@@ -315,6 +335,7 @@ std::string render_sweep_text(const SweepDocument& doc) {
                     saturated + (knee ? "  <- knee" : "")});
   }
   out += render_table(rows);
+  out += sweep_tls_text(doc);
   for (const LevelFigures& level : doc.levels) {
     for (const std::string& note : level.notes) {
       out += fmt::format("note at {}: {}\n",

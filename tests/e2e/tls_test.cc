@@ -50,6 +50,18 @@ TEST(Https, ARunNamesTheProtocolAndItsHandshakes) {
   EXPECT_EQ(doc["params"]["tls"]["resume"], true);
 }
 
+TEST(Https, ASweepNamesItsHandshakesUnderTheTable) {
+  TestPki pki;
+  ScriptedServer server(ScriptedServer::always_ok(),
+                        ServerTls::serving(pki.server_cert(), pki.key()));
+  auto r = run_process({KNEE_BINARY, "sweep", server.https_url("localhost"), "--levels", "1,2",
+                        "-d", "0.2s", "-w", "0", "--cacert", pki.ca_cert(), "--quiet"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("TLS: TLSv1.3 "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("; 3 full handshakes and 0 resumed over the levels"), std::string::npos)
+      << r.out;
+}
+
 TEST(Https, ACertificateThatDoesNotVerifyIsOneLineAndExit1) {
   TestPki pki;
   ScriptedServer server(ScriptedServer::always_ok(),
