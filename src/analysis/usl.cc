@@ -175,8 +175,8 @@ Candidate fit_shape(std::span<const ThroughputPoint> points, Shape shape, const 
   }
   if (points.size() > p) {
     std::unique_ptr<gsl_matrix, GslMatrixFree> covar(gsl_matrix_alloc(p, p));
-    if (covar && gsl_multifit_nlinear_covar(gsl_multifit_nlinear_jac(w.get()), 0.0,
-                                            covar.get()) == GSL_SUCCESS) {
+    if (covar && gsl_multifit_nlinear_covar(gsl_multifit_nlinear_jac(w.get()), 0.0, covar.get()) ==
+                     GSL_SUCCESS) {
       const double s2 = c.sse / static_cast<double>(points.size() - p);
       auto se = [&](size_t k) { return std::sqrt(s2 * gsl_matrix_get(covar.get(), k, k)); };
       size_t k = 0;

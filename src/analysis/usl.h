@@ -46,8 +46,8 @@ struct ThroughputPoint {
 };
 
 struct UslFit {
-  double sigma = 0;       // contention, >= 0 (dimensionless)
-  double kappa = 0;       // coherency, >= 0 (dimensionless)
+  double sigma = 0;  // contention, >= 0 (dimensionless)
+  double kappa = 0;  // coherency, >= 0 (dimensionless)
   // The fitted slope at the origin, req/s: X(N) ~ lambda N for small N. Not the measured X(1):
   // the fit weighs every level, so lambda differs from X(1) by X(1)'s residual.
   double lambda_rps = 0;
