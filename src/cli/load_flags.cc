@@ -101,23 +101,12 @@ Status LoadFlags::tls_options(const http::Url* target, net::TlsOptions& out) con
         "tls",
         fmt::format("'{}': knee speaks TLS 1.2 and 1.3; give --tls 1.2 or --tls 1.3", tls_version));
   }
-  if (cert.empty() != key.empty()) {
-    return Status::invalid_argument(fmt::format(
-        "{}: a client certificate needs both --cert and --key", cert.empty() ? "--key" : "--cert"));
-  }
   if (insecure && !cacert.empty()) {
     return Status::invalid_argument(
         "-k/--insecure and --cacert: --cacert has no use when nothing is verified; give one");
   }
-  // The files are read when the run starts (net::TlsContext::create); a missing one is named
-  // now, before anything is measured.
-  for (const auto& [flag, path] :
-       {std::pair{"--cacert", &cacert}, std::pair{"--cert", &cert}, std::pair{"--key", &key}}) {
-    std::error_code ec;
-    if (!path->empty() && !std::filesystem::is_regular_file(*path, ec)) {
-      return Status::invalid_argument(fmt::format("{}: '{}' is not a readable file", flag, *path));
-    }
-  }
+  // The files themselves are read, and a missing, unreadable or mismatched one named, by
+  // net::TlsContext::create as the run starts, before any network is touched.
   return Status::ok();
 }
 

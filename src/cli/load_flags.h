@@ -51,8 +51,8 @@ struct LoadFlags {
   // Declares --cacert, -k/--insecure, --cert, --key, --tls, --no-tls-resume.
   void add_tls_flags(CLI::App& app);
   // The TLS flags into `out`, for `target` (null: not known yet, as for scenarios). Errors:
-  // kInvalidArgument for a TLS flag with an http:// target, a --tls other than 1.2 or 1.3, -k
-  // with --cacert, or a file that is missing.
+  // kInvalidArgument for a TLS flag with an http:// target, a --tls other than 1.2 or 1.3, or -k
+  // with --cacert (the files are checked by net::TlsContext::create).
   core::Status tls_options(const http::Url* target, net::TlsOptions& out) const;
   // Declares -r/--rate and --spin (run).
   void add_rate_to(CLI::App& app);

@@ -128,17 +128,21 @@ Result<core::RunResult> run_load(const LoadOptions& options, const RunControl& c
   const http::RequestTemplate request = std::move(compiled).value();
 
   const http::Url& url = options.request.url;
+  // The TLS files first: an unreadable --cacert or a key that is not the certificate's is bad
+  // input, named before any network is touched.
+  std::shared_ptr<const net::TlsContext> tls;
+  if (url.scheme == "https") {
+    auto context = net::TlsContext::create(options.tls);
+    if (!context) return context.status();
+    tls = std::move(context).value();
+  }
   auto address = net::resolve(url.host, url.port);
   if (!address) return address.status().with_context("cannot reach " + url.to_string());
   core::Nanos preflight = std::min<core::Nanos>(options.timeout, std::chrono::seconds(3));
   if (Status s = net::check_reachable(*address, preflight); !s) {
     return s.with_context("cannot reach " + url.to_string());
   }
-  std::shared_ptr<const net::TlsContext> tls;
-  if (url.scheme == "https") {
-    auto context = net::TlsContext::create(options.tls);
-    if (!context) return context.status();
-    tls = std::move(context).value();
+  if (tls) {
     // One handshake before the run: a certificate that does not verify is one clear error,
     // not a run of failed connects.
     auto fd = net::connect_tcp(*address, net::Blocking::kYes);

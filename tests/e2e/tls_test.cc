@@ -88,7 +88,7 @@ TEST(Https, TlsFlagsAreCheckedBeforeAnythingIsMeasured) {
       {{"http://127.0.0.1:1/", "-k"}, "-k/--insecure: only for https:// URLs"},
       {{"https://127.0.0.1:1/", "--tls", "1.1"}, "--tls: '1.1': knee speaks TLS 1.2 and 1.3"},
       {{"https://127.0.0.1:1/", "--cacert", "/nonexistent/ca.pem"},
-       "--cacert: '/nonexistent/ca.pem' is not a readable file"},
+       "--cacert: '/nonexistent/ca.pem': not a readable PEM bundle"},
       {{"https://127.0.0.1:1/", "--cert", pki.client_cert()}, "needs both --cert and --key"},
       {{"https://127.0.0.1:1/", "-k", "--cacert", pki.ca_cert()}, "-k/--insecure and --cacert"},
   };
