@@ -1,24 +1,27 @@
 #!/usr/bin/env bash
-# Client CPU per request over HTTPS (issue 12, point 9): knee and h2load against Debian's nginx
+# Client CPU per request over HTTPS (issue 12, point 9): knee against a peer on Debian's nginx
 # with a certificate made here (a throw-away CA and a server certificate for localhost), one
 # worker pinned to CPU 0; each client pinned to CPU 1, in the same run, alternating, ROUNDS
-# times. Keep-alive HTTP/1.1 over TLS at C connections (h2load --h1). Prints, per client and
-# round, completed requests, requests/s and client CPU microseconds per request (user+sys of the
-# whole process, /usr/bin/time), and the load average before. nginx's CPU 0 busy share is printed
-# beside each figure: the saturated resource.
+# times. Three loads:
+#   h1      keep-alive HTTP/1.1 over TLS at C connections        knee vs h2load --h1
+#   h2      HTTP/2 over TLS, C connections x S streams           knee --h2 --streams S vs h2load -m S
+#   newconn a new connection (and TLS handshake) per request     knee --no-keepalive vs wrk with
+#           at C connections                                     Connection: close
+# Prints, per client and round, completed requests, requests/s and client CPU microseconds per
+# request (user+sys of the whole process, /usr/bin/time), and the load average before. nginx's
+# CPU 0 busy share is printed beside each figure: the saturated resource.
 #
-# Not here yet: HTTP/2 with streams and a new connection per request (knee has neither), and
-# `knee serve --tls` (the lab server has no TLS yet).
+# Not here yet: `knee serve --tls` against nginx (the lab server has no TLS yet).
 #
 # usage: bench/tls_vs_h2load.sh [KNEE_BINARY] [seconds, default 5] [connections, default 64]
-#        [rounds, default 3]
+#        [rounds, default 3] [loads, default "h1 h2 newconn"] [streams, default 10]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 KNEE=${1:-$here/../build/release/knee}
-D=${2:-5}; C=${3:-64}; ROUNDS=${4:-3}
-for tool in h2load taskset /usr/sbin/nginx openssl curl /usr/bin/time; do
+D=${2:-5}; C=${3:-64}; ROUNDS=${4:-3}; LOADS=${5:-h1 h2 newconn}; S=${6:-10}
+for tool in h2load wrk taskset /usr/sbin/nginx openssl curl /usr/bin/time; do
   command -v "$tool" >/dev/null || [ -x "$tool" ] ||
-    { echo "missing $tool: apt-get install nghttp2-client nginx-light util-linux openssl curl time" >&2; exit 2; }
+    { echo "missing $tool: apt-get install nghttp2-client wrk nginx-light util-linux openssl curl time" >&2; exit 2; }
 done
 
 tmp=$(mktemp -d)
@@ -69,11 +72,28 @@ measure() { # name extractor command...
     if (n > 0) printf "%-8s %10d req %9.0f req/s %7.2f us-cpu/req   nginx CPU 0 %3.0f%% busy\n", name, n, n/w, c*1e6/n, busy;
     else printf "%-8s failed\n", name }'
 }
-echo "target $url (TLS, HTTP/1.1 keep-alive), $C connections, ${D}s each, client on CPU 1"
+knee_requests="python3 -c 'import json,sys; t=sys.stdin.read(); print(json.loads(t[t.index(\"{\"):t.rindex(\"}\")+1])[\"requests\"])'"
+echo "target $url, ${D}s each, client on CPU 1, nginx on CPU 0"
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg) (rerun when above 1.0 on 2 cores)"
-for r in $(seq "$ROUNDS"); do
-  echo "round $r"
-  measure h2load "awk '/^requests:/{print \$8}'" h2load --h1 -c "$C" -D "$D" "$url"
-  measure knee "python3 -c 'import json,sys; t=sys.stdin.read(); print(json.loads(t[t.index(\"{\"):t.rindex(\"}\")+1])[\"requests\"])'" \
-    "$KNEE" run "$url" -c "$C" -d "${D}s" -w 0 --cacert "$tmp/ca.pem" --json
+for load in $LOADS; do
+  case $load in
+    h1) echo "== h1: keep-alive HTTP/1.1 over TLS, $C connections" ;;
+    h2) echo "== h2: HTTP/2 over TLS, $C connections x $S streams" ;;
+    newconn) echo "== newconn: a new TLS connection per request, $C connections" ;;
+  esac
+  for r in $(seq "$ROUNDS"); do
+    echo "round $r"
+    case $load in
+      h1)
+        measure h2load "awk '/^requests:/{print \$8}'" h2load --h1 -c "$C" -D "$D" "$url"
+        measure knee "$knee_requests" "$KNEE" run "$url" -c "$C" -d "${D}s" -w 0 --cacert "$tmp/ca.pem" --json ;;
+      h2)
+        measure h2load "awk '/^requests:/{print \$8}'" h2load -c "$C" -m "$S" -D "$D" "$url"
+        measure knee "$knee_requests" "$KNEE" run "$url" --h2 --streams "$S" -c "$C" -d "${D}s" -w 0 --cacert "$tmp/ca.pem" --json ;;
+      newconn)
+        # wrk counts the requests it completed; it opens a new connection when the server closes.
+        measure wrk "awk '/requests in/{print \$1}'" wrk -t1 -c "$C" -d "${D}s" -H "Connection: close" "$url"
+        measure knee "$knee_requests" "$KNEE" run "$url" --no-keepalive -c "$C" -d "${D}s" -w 0 --cacert "$tmp/ca.pem" --json ;;
+    esac
+  done
 done

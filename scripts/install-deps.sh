@@ -12,6 +12,7 @@ packages=(
   libgtest-dev libgmock-dev          # unit and end-to-end tests
   util-linux                         # taskset, used by bench/ scripts
   zlib1g-dev                         # HdrHistogram log encoding: zlib-deflated V2 (report/hlog.cc)
+  libnghttp2-dev                     # HTTP/2 framing and HPACK (http/h2_client.cc)
   libssl-dev                         # OpenSSL 3: TLS (net/tls.cc), EVP base64 of hlog intervals
   libhdrhistogram-java               # reference HdrHistogram jar: tests/report/java_compat.sh
   default-jdk-headless               # javac/java for tests/report/java_compat.sh

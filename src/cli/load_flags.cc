@@ -60,6 +60,46 @@ void LoadFlags::add_to(CLI::App& app, bool url_required, bool with_connections) 
                "in closed loop latency then runs from the connect's start and includes the TCP "
                "connect and the TLS handshake");
   add_tls_flags(app);
+  add_protocol_flags(app);
+}
+
+void LoadFlags::add_protocol_flags(CLI::App& app) {
+  app.add_flag("--h2", h2,
+               "HTTP/2 over TLS for an https:// URL; the server must choose h2 in ALPN");
+  app.add_flag("--h2c", h2c,
+               "HTTP/2 over cleartext for an http:// URL, with prior knowledge (RFC 9113 3.3)");
+  app.add_option("--streams", streams,
+                 "HTTP/2: concurrent streams per connection (h2load's -m); the closed loop's N "
+                 "is connections x streams")
+      ->capture_default_str();
+  app.add_option("--pipeline", pipeline,
+                 "HTTP/1.1: requests in flight per connection, answered in order; the closed "
+                 "loop's N is connections x pipeline")
+      ->capture_default_str();
+}
+
+Status LoadFlags::protocol_options(const http::Url* target, engine::LoadOptions& out) const {
+  if (h2 && h2c) {
+    return Status::invalid_field("h2", "give one: --h2 for https://, --h2c for http://");
+  }
+  if (target != nullptr && h2 && target->scheme == "http") {
+    return Status::invalid_field("h2",
+                                 "http:// has no TLS to agree on HTTP/2 in; use --h2c for "
+                                 "cleartext HTTP/2 with prior knowledge, or an https:// URL");
+  }
+  if (target != nullptr && h2c && target->scheme == "https") {
+    return Status::invalid_field("h2", "--h2c is HTTP/2 over cleartext; for https:// use --h2");
+  }
+  out.h2 = h2 || h2c;
+  if (streams != 1 && !out.h2) {
+    return Status::invalid_field("streams",
+                                 "HTTP/2 only: add --h2 or --h2c (HTTP/1.1 has --pipeline)");
+  }
+  if (pipeline != 1 && out.h2) {
+    return Status::invalid_field("pipeline", "HTTP/1.1 only; HTTP/2 has --streams");
+  }
+  out.per_connection = out.h2 ? streams : pipeline;
+  return Status::ok();
 }
 
 void LoadFlags::add_tls_flags(CLI::App& app) {
@@ -209,6 +249,7 @@ Result<engine::LoadOptions> LoadFlags::to_options(bool with_url) const {
     o.request.body = ss.str();
   }
   if (Status s = tls_options(with_url ? &o.request.url : nullptr, o.tls); !s) return s;
+  if (Status s = protocol_options(with_url ? &o.request.url : nullptr, o); !s) return s;
   o.connections = connections;
   o.threads = threads;
   if (rate_given && !(rate > 0 && rate <= engine::kMaxRateRps)) {
@@ -281,7 +322,9 @@ std::string flag_of(const std::string& field) {
       {"n", "--n"}, {"x", "--x"}, {"r", "--r"}, {"lambda", "--lambda"}, {"from", "--from"},
       {"mu", "--mu"}, {"levels", "--levels"}, {"rates", "--rate"},
       {"start_rate", "--start-rate"}, {"max_rate", "--max-rate"}, {"precision", "--precision"},
-      {"cacert", "--cacert"}, {"cert", "--cert"}, {"key", "--key"}, {"tls", "--tls"}};
+      {"cacert", "--cacert"}, {"cert", "--cert"}, {"key", "--key"}, {"tls", "--tls"},
+      {"h2", "--h2/--h2c"}, {"streams", "--streams"}, {"pipeline", "--pipeline"},
+      {"per_connection", "--streams/--pipeline"}};
   // clang-format on
   for (const auto& [f, flag] : kFlags) {
     if (field == f) return flag;

@@ -43,13 +43,24 @@ struct LoadFlags {
   std::string key;
   std::string tls_version;  // "", "1.2" or "1.3"
   bool no_tls_resume = false;
+  // HTTP/2 (--h2 over TLS, --h2c cleartext) and requests in flight per connection.
+  bool h2 = false;
+  bool h2c = false;
+  int streams = 1;   // --streams: HTTP/2 streams per connection
+  int pipeline = 1;  // --pipeline: HTTP/1.1 requests in flight per connection
 
   // Declares the URL (positional), -t, -d, -w, --timeout, --grace, -m, -H, --body, --body-file,
-  // the TLS flags, and -c unless `with_connections` is false (sweep's levels are its
+  // the TLS and protocol flags, and -c unless `with_connections` is false (sweep's levels are its
   // connections).
   void add_to(CLI::App& app, bool url_required, bool with_connections);
   // Declares --cacert, -k/--insecure, --cert, --key, --tls, --no-tls-resume.
   void add_tls_flags(CLI::App& app);
+  // Declares --h2, --h2c, --streams and --pipeline.
+  void add_protocol_flags(CLI::App& app);
+  // Those flags into `out`, checked against `target` (null: not known yet). Errors:
+  // kInvalidArgument for --h2 with http:// or --h2c with https://, both at once, --streams
+  // without HTTP/2 or --pipeline with it.
+  core::Status protocol_options(const http::Url* target, engine::LoadOptions& out) const;
   // The TLS flags into `out`, for `target` (null: not known yet, as for scenarios). Errors:
   // kInvalidArgument for a TLS flag with an http:// target, a --tls other than 1.2 or 1.3, or -k
   // with --cacert (the files are checked by net::TlsContext::create).

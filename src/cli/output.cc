@@ -36,6 +36,8 @@ report::LoadParams load_params(const engine::LoadOptions& o, const std::string& 
   p.repeats = repeats;
   p.arrival = o.arrival == engine::Arrival::kPoisson ? "poisson" : "uniform";
   if (!o.keepalive) p.new_connection_per_request = true;
+  if (o.h2) p.protocol = o.request.url.scheme == "https" ? "h2" : "h2c";
+  if (o.per_connection > 1) p.per_connection = o.per_connection;
   if (o.request.url.scheme == "https") {
     report::TlsParams t;
     t.verify = o.tls.verify;

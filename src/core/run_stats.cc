@@ -27,6 +27,8 @@ std::string_view error_kind_name(ErrorKind kind) {
       return "status";
     case ErrorKind::kTls:
       return "tls";
+    case ErrorKind::kStreamReset:
+      return "stream_reset";
     case ErrorKind::kCount:
       break;
   }
@@ -87,6 +89,15 @@ void ConnectStats::merge(const ConnectStats& o) {
     tls_version = o.tls_version;
     tls_cipher = o.tls_cipher;
     alpn = o.alpn;
+  }
+  h2_goaways += o.h2_goaways;
+  if (h2_goaway_error.empty() || (h2_goaway_error == "NO_ERROR" && !o.h2_goaway_error.empty())) {
+    h2_goaway_error = o.h2_goaway_error;
+  }
+  if (o.h2_server_max_streams != 0) {
+    h2_server_max_streams = h2_server_max_streams == 0
+                                ? o.h2_server_max_streams
+                                : std::min(h2_server_max_streams, o.h2_server_max_streams);
   }
 }
 

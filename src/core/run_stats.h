@@ -42,11 +42,12 @@ enum class ErrorKind : uint8_t {
   kParse,                 // the response did not follow HTTP/1.1 framing
   kStatus,                // a complete response with status >= 400
   kTls,                   // the TLS handshake failed (cause: the reason): no request was sent
+  kStreamReset,           // HTTP/2: the server reset or refused the stream (cause: the error code)
   kCount,
 };
 
 // "connect", "closed_before_response", "eof_mid_headers", "eof_mid_body", "read", "write",
-// "timeout", "parse", "status", "tls".
+// "timeout", "parse", "status", "tls", "stream_reset".
 std::string_view error_kind_name(ErrorKind kind);
 
 using ErrorCounts = std::array<uint64_t, static_cast<size_t>(ErrorKind::kCount)>;
@@ -87,6 +88,12 @@ struct ConnectStats {
   // What the first handshake agreed on ("TLSv1.3", "TLS_AES_256_GCM_SHA384", ALPN's choice or
   // ""); empty without TLS.
   std::string tls_version, tls_cipher, alpn;
+  // HTTP/2: GOAWAY frames received, the error code of the last one that named an error
+  // ("NO_ERROR" when none did), and the lowest SETTINGS_MAX_CONCURRENT_STREAMS a server
+  // advertised (0: none, or not HTTP/2).
+  uint64_t h2_goaways = 0;
+  std::string h2_goaway_error;
+  uint32_t h2_server_max_streams = 0;
 
   void merge(const ConnectStats& o);
 };
@@ -216,6 +223,9 @@ struct RunResult {
   // Closed loop: N, the connections kept busy (the concurrency). Open loop: the pool's cap, the
   // most connections it could open.
   int connections = 0;
+  // Requests in flight per connection (HTTP/2 streams, HTTP/1.1 pipelining depth), >= 1.
+  int per_connection = 1;
+  bool h2 = false;           // spoken over HTTP/2
   int threads = 0;           // worker threads
   double duration_s = 0;     // the measured phase, seconds
   bool interrupted = false;  // ended early by the user
@@ -239,8 +249,11 @@ struct RunResult {
     return static_cast<double>(target_rate_rps > 0 ? stats.ok_completed_in_phase : stats.ok()) /
            duration_s;
   }
+  // Closed loop: the requests kept in flight, connections x per_connection (the N of Little's
+  // law). Open loop: the most the pool could hold in flight.
+  int concurrency() const { return connections * per_connection; }
   // Little's law N = X * R with R the mean latency: the concurrency the measurement implies
-  // (Little 1961). In a closed loop it should equal `connections`.
+  // (Little 1961). In a closed loop it should equal concurrency().
   double littles_n() const {
     return stats.latency_ns.count() == 0 ? 0.0 : throughput_rps() * stats.latency_ns.mean() / 1e9;
   }

@@ -11,8 +11,9 @@
 //                     up to the pool's cap, at most kMaxOpening at a time. A request waits in the
 //                     backlog (and its latency runs) while no connection is free.
 //
-// HTTP/1.1 pipelining and HTTP/2 streams plug in here: a feeder that keeps several requests in
-// flight per connection.
+// A slot is a lane: one request at a time. With HTTP/1.1 pipelining or HTTP/2 streams a
+// connection carries several lanes (load_worker.h), so the closed loop's N is its slots, and the
+// open loop opens a lane on a connection already open at once, without a connect.
 //
 // Phases (load.h): a request belongs to the measured phase by its send time in closed loop and
 // by its intended send time in open loop; nothing is sent or scheduled at or after the end of the

@@ -44,6 +44,17 @@ Status LoadOptions::validate() const {
     return Status::invalid_field(
         "requests", fmt::format("{} requests; give a count from 1 to {}", *requests, kMaxRequests));
   }
+  if (per_connection < 1 || per_connection > kMaxPerConnection) {
+    return Status::invalid_field("per_connection",
+                                 fmt::format("{} requests in flight per connection; give 1 to {}",
+                                             per_connection, kMaxPerConnection));
+  }
+  if (per_connection > 1 && !keepalive) {
+    return Status::invalid_field(
+        "per_connection",
+        "more than one request per connection needs connections that stay open; drop "
+        "--no-keepalive");
+  }
   if (duration.count() <= 0) {
     return Status::invalid_field("duration", "must be above 0, e.g. 2s or 500ms");
   }
@@ -126,13 +137,23 @@ Result<core::RunResult> run_load(const LoadOptions& options, const RunControl& c
   auto compiled = http::RequestTemplate::compile(request_as_sent(options));
   if (!compiled) return compiled.status();
   const http::RequestTemplate request = std::move(compiled).value();
+  std::optional<http::H2Request> h2_request;
+  if (options.h2) {
+    auto h2 = http::H2Request::compile(options.request);
+    if (!h2) return h2.status();
+    h2_request = std::move(h2).value();
+  }
 
   const http::Url& url = options.request.url;
   // The TLS files first: an unreadable --cacert or a key that is not the certificate's is bad
   // input, named before any network is touched.
   std::shared_ptr<const net::TlsContext> tls;
   if (url.scheme == "https") {
-    auto context = net::TlsContext::create(options.tls);
+    net::TlsOptions tls_options = options.tls;
+    // ALPN: the server must choose h2 for --h2 (RFC 9113 §3.2); HTTP/1.1 says so too, for the
+    // servers that answer differently by protocol.
+    tls_options.alpn = {options.h2 ? "h2" : "http/1.1"};
+    auto context = net::TlsContext::create(tls_options);
     if (!context) return context.status();
     tls = std::move(context).value();
   }
@@ -148,8 +169,13 @@ Result<core::RunResult> run_load(const LoadOptions& options, const RunControl& c
     auto fd = net::connect_tcp(*address, net::Blocking::kYes);
     if (!fd) return fd.status().with_context("cannot reach " + url.to_string());
     net::set_io_timeouts(fd->get(), options.timeout);  // a slow handshake is not unreachable
-    if (auto info = net::check_tls(std::move(fd).value(), *tls, url.host); !info) {
-      return info.status().with_context("cannot reach " + url.to_string());
+    auto info = net::check_tls(std::move(fd).value(), *tls, url.host);
+    if (!info) return info.status().with_context("cannot reach " + url.to_string());
+    if (options.h2 && info->alpn != "h2") {
+      return Status::unavailable(fmt::format(
+          "cannot reach {} over HTTP/2: in ALPN the server chose {}, not h2; it speaks HTTP/2 "
+          "over TLS only if it offers h2 (drop --h2 to measure it over HTTP/1.1)",
+          url.to_string(), info->alpn.empty() ? "no protocol" : info->alpn));
     }
   }
 
@@ -203,6 +229,8 @@ Result<core::RunResult> run_load(const LoadOptions& options, const RunControl& c
     cfg.tls = tls.get();
     cfg.server_name = url.host;
     cfg.request = &request;
+    if (h2_request) cfg.h2_request = &*h2_request;
+    cfg.per_connection = options.per_connection;
     cfg.connections = slots / options.threads + (t < slots % options.threads ? 1 : 0);
     cfg.first_connection = next_connection;
     next_connection += static_cast<uint64_t>(cfg.connections);
@@ -305,6 +333,8 @@ Result<core::RunResult> run_load(const LoadOptions& options, const RunControl& c
 
   core::RunResult result;
   result.connections = slots;
+  result.per_connection = options.per_connection;
+  result.h2 = options.h2;
   result.target_rate_rps = options.rate_rps.value_or(0.0);
   result.measure_start_epoch_s =
       start_epoch_s + std::chrono::duration<double>(options.warmup).count();

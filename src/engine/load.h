@@ -67,6 +67,14 @@ struct LoadOptions {
   // connections are never reused; in closed loop latency runs from the connect's start, so it
   // includes the TCP connect and the TLS handshake (open loop: from the intended send, as ever).
   bool keepalive = true;
+  // HTTP/2 instead of HTTP/1.1 (http/h2_client.h): over TLS with ALPN "h2" for https (--h2),
+  // with prior knowledge over cleartext for http (--h2c, RFC 9113 §3.3).
+  bool h2 = false;
+  // Requests in flight per connection, 1..kMaxPerConnection: HTTP/2 streams (--streams, h2load's
+  // -m) or HTTP/1.1 pipelining depth (--pipeline). The closed loop keeps connections x this many
+  // requests in flight: that product is its N. Not with keepalive == false.
+  int per_connection = 1;
+  static constexpr int kMaxPerConnection = 1000;
   // -n: measured requests, >= 1, instead of a time (ab, hey, oha). Closed loop: the measured
   // phase ends once this many have been sent, across threads, and `duration` only bounds it.
   // Open loop: the measured phase lasts requests / rate_rps, so the schedule holds exactly this
@@ -80,10 +88,13 @@ struct LoadOptions {
   bool open_loop() const { return rate_rps.has_value(); }
   // Connection slots the run uses: closed loop `connections`; open loop the pool's cap.
   int connection_slots() const;
+  // The closed loop's N: connections x per_connection.
+  int concurrency() const { return connections * per_connection; }
   core::Nanos grace_or_default() const { return grace.value_or(timeout); }
   // The first invalid field, or ok. Errors: kInvalidArgument with field() one of
   // "connections", "max_connections", "threads", "duration", "warmup", "timeout", "rate_rps",
-  // "spin", "url", "requests" (callers name it in their own words: a flag, a scenario key).
+  // "spin", "url", "requests", "per_connection" (callers name it in their own words: a flag, a
+  // scenario key).
   core::Status validate() const;
 };
 

@@ -42,8 +42,11 @@ std::unique_ptr<Feeder> make_feeder(const WorkerConfig& config, const Phases& ph
 LoadWorker::LoadWorker(WorkerConfig config)
     : config_(std::move(config)),
       conns_(static_cast<size_t>(config_.connections)),
+      lanes_(static_cast<size_t>(config_.connections) *
+             static_cast<size_t>(std::max(1, config_.per_connection))),
       read_buffer_(kReadBufferBytes),
       in_system_(config_.phases) {
+  config_.per_connection = std::max(1, config_.per_connection);
   feeder_ = make_feeder(config_, config_.phases);
 }
 
@@ -65,6 +68,7 @@ Status LoadWorker::run() {
   TimePoint now = wall_start;
   in_system_.change(now, 0);
   feeder_->start(*this, now);
+  flush_notices();
 
   std::array<epoll_event, 256> events{};
   TimePoint next_tick = now + tick;
@@ -98,6 +102,7 @@ Status LoadWorker::run() {
       if (phases.measure_until != before) grace_until = phases.measure_until + phases.grace;
     }
     feeder_->tick(*this, now);
+    flush_notices();
     if (!stopping_ && now >= phases.measure_until) begin_stopping(now);
     if (stopping_) {
       if (in_flight_ == 0 && feeder_->drained()) break;
@@ -113,6 +118,7 @@ Status LoadWorker::run() {
     }
     if (now >= next_tick) {
       check_timeouts(now);
+      flush_notices();
       next_tick = now + tick;
     }
     // Interval boundaries inside the measured phase; the last interval stays open to the end.
@@ -121,10 +127,14 @@ Status LoadWorker::run() {
       interval_end_ += config_.interval;
     }
     retries_.pop_due(now, [&](Retry r) {
-      const Connection& c = conns_[r.slot];
-      if (c.generation != r.generation || c.state != ConnState::kFree) return;
-      feeder_->on_free(*this, r.slot, now);
+      if (conns_[r.conn].generation != r.generation) return;
+      for (uint32_t l = first_lane(r.conn); l < first_lane(r.conn + 1); ++l) {
+        if (!lanes_[l].retry_wait) continue;
+        lanes_[l].retry_wait = false;
+        notify(l);
+      }
     });
+    flush_notices();
 
     TimePoint deadline = next_tick;
     if (intervals && interval_end_ < phases.measure_until) {
@@ -157,8 +167,9 @@ Status LoadWorker::run() {
       const epoll_event& e = events[static_cast<size_t>(k)];
       on_event(e.data.u64, e.events);
     }
+    flush_notices();
   }
-  for (uint32_t i = 0; i < conns_.size(); ++i) close(i);
+  for (uint32_t i = 0; i < conns_.size(); ++i) close_connection(i);
   in_system_.change(clock.now(), 0);
   stats_.in_system_ns = in_system_.integral_ns();
   if (intervals) flush_interval();
@@ -180,8 +191,77 @@ Status LoadWorker::run() {
   return status;
 }
 
-void LoadWorker::open(uint32_t i, TimePoint now) {
-  Connection& c = conns_[i];
+void LoadWorker::notify(uint32_t l) {
+  Lane& lane = lanes_[l];
+  if (lane.queued) return;
+  lane.queued = true;
+  notices_.push_back(l);
+}
+
+void LoadWorker::flush_notices() {
+  // The feeder's answers may notice more lanes (a send that fails, a lane opened on a connection
+  // already open): they are appended and handled in this same pass. The lane's state when its
+  // turn comes decides what the feeder hears.
+  while (!notices_.empty() || !unwritten_.empty()) {
+    for (size_t k = 0; k < notices_.size(); ++k) {
+      const uint32_t l = notices_[k];
+      Lane& lane = lanes_[l];
+      lane.queued = false;
+      if (lane.state == LaneState::kIdle) {
+        feeder_->on_idle(*this, l, config_.clock->now());
+      } else if (lane.state == LaneState::kFree && !lane.retry_wait) {
+        feeder_->on_free(*this, l, config_.clock->now());
+      }
+    }
+    notices_.clear();
+    // The requests those sends queued go out together: one write per connection, not one per
+    // request (a failed write notices its lanes for the next pass).
+    std::vector<uint32_t> unwritten;
+    unwritten.swap(unwritten_);
+    for (const uint32_t ci : unwritten) {
+      Connection& c = conns_[ci];
+      c.unwritten = false;
+      if (c.state != ConnState::kOpen && c.state != ConnState::kDraining) continue;
+      if (h2()) {
+        after_h2_io(ci);
+      } else {
+        flush(ci);
+      }
+    }
+  }
+}
+
+void LoadWorker::write_later(uint32_t ci) {
+  Connection& c = conns_[ci];
+  if (c.unwritten) return;
+  c.unwritten = true;
+  unwritten_.push_back(ci);
+}
+
+void LoadWorker::open(uint32_t l, TimePoint now) {
+  Lane& lane = lanes_[l];
+  if (lane.state != LaneState::kFree) return;
+  const uint32_t ci = conn_of(l);
+  Connection& c = conns_[ci];
+  lane.state = LaneState::kWaiting;
+  switch (c.state) {
+    case ConnState::kFree:
+      connect(ci, now);
+      break;
+    case ConnState::kOpen:
+      if (!h2() || c.h2->ready()) {
+        lane.state = LaneState::kIdle;
+        notify(l);
+      }
+      break;
+    case ConnState::kConnecting:
+    case ConnState::kDraining:  // freed when it closes, then opened anew
+      break;
+  }
+}
+
+void LoadWorker::connect(uint32_t ci, TimePoint now) {
+  Connection& c = conns_[ci];
   if (c.opened_before && now >= config_.phases.measure_from) ++stats_.reconnects;
   c.opened_before = true;
   auto fd = net::connect_tcp(config_.address);
@@ -192,7 +272,7 @@ void LoadWorker::open(uint32_t i, TimePoint now) {
       stats_.count_error(ErrorKind::kConnect, err != 0 ? core::errno_name(err) : "socket");
       ++stats_.connect_failures_after_ok;
     }
-    retry_later(i, now);
+    release(ci, /*retry=*/true);
     return;
   }
   if (config_.tls != nullptr) {
@@ -200,7 +280,7 @@ void LoadWorker::open(uint32_t i, TimePoint now) {
                                          &tls_sessions_);
     if (!tls) {
       if (config_.phases.measured(now)) stats_.count_error(ErrorKind::kTls, tls.status().message());
-      retry_later(i, now);
+      release(ci, /*retry=*/true);
       return;
     }
     c.transport = std::move(tls).value();
@@ -208,17 +288,10 @@ void LoadWorker::open(uint32_t i, TimePoint now) {
     c.transport = std::make_unique<net::TcpTransport>(std::move(fd).value());
   }
   c.state = ConnState::kConnecting;
-  c.sent_at = now;  // connect start, for the connect timeout
+  c.connect_at = now;
   c.tcp_connected_at = TimePoint{};
   c.write_armed = true;
-  if (!loop_->add(c.transport->fd(), EPOLLOUT, tag(i))) {
-    close(i);
-    retry_later(i, now);
-  }
-}
-
-void LoadWorker::retry_later(uint32_t i, TimePoint now) {
-  retries_.push(now + kConnectRetryDelay, Retry{i, conns_[i].generation});
+  if (!loop_->add(c.transport->fd(), EPOLLOUT, tag(ci))) release(ci, /*retry=*/true);
 }
 
 void LoadWorker::on_event(uint64_t event_tag, uint32_t events) {
@@ -230,34 +303,25 @@ void LoadWorker::on_event(uint64_t event_tag, uint32_t events) {
     case ConnState::kConnecting:
       on_connected(t.slot);
       break;
-    case ConnState::kSending:
-      if (events & (EPOLLOUT | EPOLLERR | EPOLLHUP)) write_some(t.slot);
-      // A response can arrive before the request is fully written (early error responses).
-      if (c.state == ConnState::kSending && (events & EPOLLIN)) read_some(t.slot);
-      break;
-    case ConnState::kReceiving:
-      read_some(t.slot);
-      break;
-    case ConnState::kIdle: {
-      // TLS 1.3 session tickets arrive after the handshake, often while the connection waits
-      // for its first request: OpenSSL takes them in and no application byte comes out.
-      if (c.transport->tls() != nullptr) {
-        char byte = 0;
-        const net::IoResult r = c.transport->recv_some(std::span<char>(&byte, 1));
-        if (r.status == net::IoStatus::kWouldBlock) break;
+    case ConnState::kOpen:
+    case ConnState::kDraining:
+      if (c.write_armed && (events & (EPOLLOUT | EPOLLERR | EPOLLHUP))) {
+        flush(t.slot);
+        if (c.generation != t.generation) return;
       }
-      // The server closed (or wrote to) a connection with nothing in flight: drop it quietly;
-      // the next one opened counts as a reconnect.
-      drop(t.slot);
+      // A response can arrive before the request is fully written (early error responses), and
+      // a connection with nothing in flight is read too: a TLS 1.3 session ticket (taken in by
+      // OpenSSL, no byte comes out), the server's close (the connection is dropped quietly and
+      // the next one counts as a reconnect), HTTP/2's SETTINGS and PINGs.
+      if (events & (EPOLLIN | EPOLLERR | EPOLLHUP)) read_some(t.slot);
       break;
-    }
     case ConnState::kFree:
       break;
   }
 }
 
-void LoadWorker::on_connected(uint32_t i) {
-  Connection& c = conns_[i];
+void LoadWorker::on_connected(uint32_t ci) {
+  Connection& c = conns_[ci];
   const TimePoint now = config_.clock->now();
   const bool tcp_was_done = c.tcp_connected_at != TimePoint{};
   const net::IoResult r = c.transport->finish_connect();
@@ -266,11 +330,11 @@ void LoadWorker::on_connected(uint32_t i) {
   const bool tls_failure = r.status == net::IoStatus::kError && !c.transport->error_text().empty();
   if (!tcp_was_done && (r.status != net::IoStatus::kError || tls_failure)) {
     c.tcp_connected_at = now;
-    stats_.connects.tcp_ns.record(core::elapsed_ns(c.sent_at, now));
+    stats_.connects.tcp_ns.record(core::elapsed_ns(c.connect_at, now));
   }
   if (r.status == net::IoStatus::kWouldBlock) {  // a TLS handshake in progress
     if (r.wants_write != c.write_armed) {
-      loop_->modify(c.transport->fd(), r.wants_write ? EPOLLOUT : EPOLLIN, tag(i));
+      loop_->modify(c.transport->fd(), r.wants_write ? EPOLLOUT : EPOLLIN, tag(ci));
       c.write_armed = r.wants_write;
     }
     return;
@@ -284,12 +348,11 @@ void LoadWorker::on_connected(uint32_t i) {
       }
       ++stats_.connect_failures_after_ok;
     }
-    close(i);
-    retry_later(i, now);
+    release(ci, /*retry=*/true);
     return;
   }
-  ++stats_.connects.opened;
-  if (const net::TlsInfo* tls = c.transport->tls()) {
+  const net::TlsInfo* tls = c.transport->tls();
+  if (tls != nullptr) {
     // Read after the call: the last step's crypto is the handshake's, and with a quick server
     // the whole handshake can complete inside the first call.
     stats_.connects.tls_ns.record(core::elapsed_ns(c.tcp_connected_at, config_.clock->now()));
@@ -300,11 +363,41 @@ void LoadWorker::on_connected(uint32_t i) {
       stats_.connects.alpn = tls->alpn;
     }
   }
-  c.state = ConnState::kIdle;
-  loop_->modify(c.transport->fd(), EPOLLIN, tag(i));
+  if (h2() && tls != nullptr && tls->alpn != "h2") {
+    // The pre-flight handshake found h2; a server that changes its mind is counted.
+    if (config_.phases.measured(now)) {
+      stats_.count_error(ErrorKind::kTls,
+                         fmt::format("ALPN: the server chose {}, not h2",
+                                     tls->alpn.empty() ? "no protocol" : tls->alpn));
+    }
+    release(ci, /*retry=*/true);
+    return;
+  }
+  ++stats_.connects.opened;
+  c.state = ConnState::kOpen;
+  loop_->modify(c.transport->fd(), EPOLLIN, tag(ci));
   c.write_armed = false;
   saw_target(now);
-  feeder_->on_idle(*this, i, now);
+  if (!h2()) {
+    became_ready(ci);
+    return;
+  }
+  auto session = http::H2Client::create(*this);
+  if (!session) {
+    stats_.count_error(ErrorKind::kConnect, session.status().message());
+    release(ci, /*retry=*/true);
+    return;
+  }
+  c.h2 = std::move(session).value();
+  after_h2_io(ci);  // the preface and SETTINGS; lanes wait for the server's SETTINGS
+}
+
+void LoadWorker::became_ready(uint32_t ci) {
+  for (uint32_t l = first_lane(ci); l < first_lane(ci + 1); ++l) {
+    if (lanes_[l].state != LaneState::kWaiting) continue;
+    lanes_[l].state = LaneState::kIdle;
+    notify(l);
+  }
 }
 
 void LoadWorker::adopt_budget_end() {
@@ -313,13 +406,13 @@ void LoadWorker::adopt_budget_end() {
   if (end_ns != 0 && end < config_.phases.measure_until) config_.phases.measure_until = end;
 }
 
-void LoadWorker::send(uint32_t i, TimePoint now, TimePoint intended, bool measured) {
+void LoadWorker::send(uint32_t l, TimePoint now, TimePoint intended, bool measured) {
   bool last_of_budget = false;
   if (measured && config_.budget != nullptr) {
     const int64_t left = config_.budget->left.fetch_sub(1, std::memory_order_relaxed);
     if (left <= 0) {  // every measured request is out (another worker sent the last)
       adopt_budget_end();
-      if (!stopping_) begin_stopping(now);  // closes this idle connection too
+      if (!stopping_) begin_stopping(now);  // closes this idle lane too
       return;
     }
     if (left == 1) {
@@ -330,29 +423,22 @@ void LoadWorker::send(uint32_t i, TimePoint now, TimePoint intended, bool measur
       last_of_budget = true;
     }
   }
-  Connection& c = conns_[i];
-  // --no-keepalive in closed loop: the request began when its connection did (sent_at holds
-  // the connect's start until now), so its latency includes the connect and the handshake.
-  const TimePoint began = !config_.keepalive && !config_.schedule ? c.sent_at : intended;
-  const http::RequestTemplate& request = *config_.request;
-  if (request.has_placeholders()) {
-    request.render(config_.first_connection + i, c.seq, c.rendered);
-    c.bytes = &c.rendered;
-  } else {
-    c.bytes = &request.fixed();
-  }
-  ++c.seq;
-  c.written = 0;
-  c.parser.reset(request.is_head());
-  c.measured = measured;
-  c.intended_at = began;
-  c.sent_at = now;
-  c.received = 0;
-  c.partial_at = TimePoint{};
+  Lane& lane = lanes_[l];
+  const uint32_t ci = conn_of(l);
+  Connection& c = conns_[ci];
+  // --no-keepalive in closed loop: the request began when its connection did, so its latency
+  // includes the connect and the handshake.
+  lane.intended_at = !config_.keepalive && !config_.schedule ? c.connect_at : intended;
+  lane.measured = measured;
+  lane.sent_at = now;
+  lane.received = 0;
+  lane.body_bytes = 0;
+  lane.partial_at = TimePoint{};
   if (measured && !c.tcp_base) c.tcp_base = net::tcp_counters(c.transport->fd());
   if (measured) {
     ++stats_.sent;
     ++measured_in_flight_;
+    ++c.measured_busy;
     const core::Nanos lag = now - intended;
     stats_.send_lag_ns.record(lag.count());
     if (lag > kLateThreshold) ++stats_.late;
@@ -360,183 +446,409 @@ void LoadWorker::send(uint32_t i, TimePoint now, TimePoint intended, bool measur
   } else {
     ++stats_.warmup.sent;
   }
-  c.state = ConnState::kSending;
+  lane.state = LaneState::kBusy;
+  ++c.busy;
   ++in_flight_;
   in_system_.change(now, +1);
-  write_some(i);
+  const uint64_t conn_number = config_.first_connection + ci;
+  if (h2()) {
+    const http::H2Request* request = config_.h2_request;
+    if (request->has_placeholders) {
+      request->render(conn_number, c.seq, lane.h2_rendered);
+      request = &lane.h2_rendered;
+    }
+    ++c.seq;
+    auto stream = c.h2->submit(l, *request);
+    if (stream) {
+      lane.stream = *stream;
+    } else {
+      fail_lane(l, ErrorKind::kWrite, stream.status().message());
+    }
+    write_later(ci);
+  } else {
+    const http::RequestTemplate& request = *config_.request;
+    const std::string* bytes = &lane.rendered;
+    if (request.has_placeholders()) {
+      request.render(conn_number, c.seq, lane.rendered);
+    } else {
+      bytes = &request.fixed();
+    }
+    ++c.seq;
+    if (c.awaiting.empty()) c.parser.reset(request.is_head());
+    c.awaiting.push_back(l);
+    queue_bytes(c, *bytes, measured);
+    write_later(ci);
+  }
   if (last_of_budget && !stopping_) begin_stopping(now);
 }
 
-void LoadWorker::write_some(uint32_t i) {
-  Connection& c = conns_[i];
-  const std::string& bytes = *c.bytes;
-  while (c.written < bytes.size()) {
-    const net::IoResult r = c.transport->send_some(std::string_view(bytes).substr(c.written));
+void LoadWorker::queue_bytes(Connection& c, std::string_view bytes, bool measured) {
+  c.out.append(bytes);
+  c.segments.push_back(Segment{c.out.size(), measured});
+}
+
+void LoadWorker::flush(uint32_t ci) {
+  Connection& c = conns_[ci];
+  while (c.out_done < c.out.size()) {
+    const net::IoResult r = c.transport->send_some(std::string_view(c.out).substr(c.out_done));
     if (r.status == net::IoStatus::kDone) {
-      c.written += r.bytes;
-      if (c.measured) stats_.bytes_sent += r.bytes;
+      c.out_done += r.bytes;
+      // What was written of measured requests' bytes (HTTP/2: of every frame written while a
+      // measured request was in flight).
+      while (!c.segments.empty()) {
+        const Segment s = c.segments.front();
+        const size_t upto = std::min(s.end, c.out_done);
+        if (upto > c.out_counted) {
+          if (s.measured) stats_.bytes_sent += upto - c.out_counted;
+          c.out_counted = upto;
+        }
+        if (s.end > c.out_done) break;
+        c.segments.pop_front();
+      }
       continue;
     }
     if (r.status == net::IoStatus::kWouldBlock) {
       if (!c.write_armed) {
-        loop_->modify(c.transport->fd(), EPOLLIN | EPOLLOUT, tag(i));
+        loop_->modify(c.transport->fd(), EPOLLIN | EPOLLOUT, tag(ci));
         c.write_armed = true;
       }
       return;
     }
-    fail_request(i, ErrorKind::kWrite,
-                 net::failure_cause(*c.transport, r.error != 0 ? r.error : EPIPE));
+    const std::string cause = net::failure_cause(*c.transport, r.error != 0 ? r.error : EPIPE);
+    fail_connection(ci, ErrorKind::kWrite, cause, ErrorKind::kWrite, cause);
     return;
   }
-  c.state = ConnState::kReceiving;
+  c.out.clear();
+  c.out_done = 0;
+  c.out_counted = 0;
+  c.segments.clear();
   if (c.write_armed) {
-    loop_->modify(c.transport->fd(), EPOLLIN, tag(i));
+    loop_->modify(c.transport->fd(), EPOLLIN, tag(ci));
     c.write_armed = false;
   }
 }
 
-void LoadWorker::read_some(uint32_t i) {
-  Connection& c = conns_[i];
+void LoadWorker::read_some(uint32_t ci) {
+  Connection& c = conns_[ci];
+  const uint32_t generation = c.generation;
   while (true) {
     const net::IoResult r = c.transport->recv_some(read_buffer_);
-    switch (r.status) {
-      case net::IoStatus::kDone: {
-        const size_t used = c.parser.feed(read_buffer_.data(), r.bytes);
-        c.received += used;
-        switch (c.parser.state()) {
-          case http::ResponseParser::State::kComplete:
-            // Bytes after a complete response were never asked for (one request in flight per
-            // connection): the connection's framing can no longer be trusted, so it is not
-            // reused.
-            // The clock is read when the response is complete, after its last read.
-            complete_request(i, config_.clock->now(),
-                             /*can_reuse=*/used == r.bytes && !c.transport->buffered());
-            return;
-          case http::ResponseParser::State::kError:
-            fail_request(i, ErrorKind::kParse, c.parser.error());
-            return;
-          case http::ResponseParser::State::kNeedMore:
-            // All there is for now (a part has arrived), unless TLS holds more.
-            if (r.bytes < read_buffer_.size() && !c.transport->buffered()) {
-              c.partial_at = config_.clock->now();
-              return;
-            }
-            continue;
+    if (r.status == net::IoStatus::kDone) {
+      if (h2()) {
+        h2_conn_ = ci;
+        const Status received = c.h2->receive(std::string_view(read_buffer_.data(), r.bytes));
+        if (!received.ok()) {
+          fail_connection(ci, ErrorKind::kParse, received.message(), ErrorKind::kParse,
+                          received.message());
+          return;
         }
-        return;
+      } else if (!parse_h1(ci, read_buffer_.data(), r.bytes)) {
+        return;  // released
       }
-      case net::IoStatus::kClosed: {
-        // Where the response stood, read before on_eof() settles it.
-        const bool any = c.parser.received_any();
-        const bool in_body = c.parser.in_body();
-        const std::optional<uint64_t> announced = c.parser.announced_body_bytes();
-        if (c.parser.on_eof() == http::ResponseParser::State::kComplete) {
-          complete_request(i, config_.clock->now(), /*can_reuse=*/false);
-        } else if (!any) {
-          fail_request(i, ErrorKind::kClosedBeforeResponse, "EOF");
-        } else if (!in_body) {
-          fail_request(i, ErrorKind::kEofMidHeaders, "EOF");
-        } else if (announced) {
-          fail_request(i, ErrorKind::kEofMidBody,
-                       fmt::format("received {} of {} bytes", c.parser.body_bytes(), *announced));
-        } else {
-          fail_request(i, ErrorKind::kEofMidBody,
-                       fmt::format("received {} bytes of a chunked or close-delimited body",
-                                   c.parser.body_bytes()));
+      if (c.generation != generation) return;
+      // All there is for now (a part has arrived), unless TLS holds more.
+      if (r.bytes < read_buffer_.size() && !c.transport->buffered()) {
+        if (!h2() && !c.awaiting.empty() && c.parser.received_any()) {
+          lanes_[c.awaiting.front()].partial_at = config_.clock->now();
         }
-        return;
+        break;
       }
-      case net::IoStatus::kWouldBlock:
-        return;
-      case net::IoStatus::kError:
-        fail_request(i,
-                     c.parser.received_any() ? ErrorKind::kRead : ErrorKind::kClosedBeforeResponse,
-                     net::failure_cause(*c.transport, r.error));
-        return;
+      continue;
     }
+    if (r.status == net::IoStatus::kWouldBlock) break;
+    if (r.status == net::IoStatus::kClosed) {
+      if (!h2()) {
+        on_eof_h1(ci);
+      } else if (c.busy == 0) {
+        release(ci);
+      } else {
+        fail_connection(ci, ErrorKind::kClosedBeforeResponse, "EOF",
+                        ErrorKind::kClosedBeforeResponse, "EOF");
+      }
+      return;
+    }
+    // kError
+    const std::string cause = net::failure_cause(*c.transport, r.error);
+    const bool answering = h2() || c.parser.received_any();
+    fail_connection(ci, answering ? ErrorKind::kRead : ErrorKind::kClosedBeforeResponse, cause,
+                    ErrorKind::kClosedBeforeResponse, cause);
+    return;
   }
+  if (h2()) after_h2_io(ci);
 }
 
-void LoadWorker::complete_request(uint32_t i, TimePoint now, bool can_reuse) {
-  Connection& c = conns_[i];
-  const int code = c.parser.status_code();
-  if (now - c.sent_at >= config_.timeout) {
+bool LoadWorker::parse_h1(uint32_t ci, const char* data, size_t size) {
+  Connection& c = conns_[ci];
+  size_t used_all = 0;
+  while (used_all < size) {
+    if (c.awaiting.empty()) {
+      // Bytes no request asked for: the connection's framing can no longer be trusted, so it is
+      // not reused.
+      release(ci);
+      return false;
+    }
+    const uint32_t l = c.awaiting.front();
+    const size_t used = c.parser.feed(data + used_all, size - used_all);
+    lanes_[l].received += used;
+    used_all += used;
+    switch (c.parser.state()) {
+      case http::ResponseParser::State::kComplete: {
+        c.awaiting.pop_front();
+        // The clock is read when the response is complete, after its last read.
+        complete_lane(l, config_.clock->now(), c.parser.status_code(), c.parser.body_bytes());
+        if (!c.parser.keep_alive() || !config_.keepalive) {
+          // The server ends the connection after this response (RFC 9112 §9.6), or the run
+          // asked for one request per connection: requests pipelined behind go unanswered.
+          fail_connection(ci, ErrorKind::kClosedBeforeResponse,
+                          "the server announced Connection: close before answering",
+                          ErrorKind::kClosedBeforeResponse,
+                          "the server announced Connection: close before answering");
+          return false;
+        }
+        if (!c.awaiting.empty()) c.parser.reset(config_.request->is_head());
+        break;
+      }
+      case http::ResponseParser::State::kError: {
+        const std::string error(c.parser.error());
+        fail_connection(ci, ErrorKind::kParse, error, ErrorKind::kClosedBeforeResponse,
+                        "pipelined behind a response that broke HTTP/1.1 framing");
+        return false;
+      }
+      case http::ResponseParser::State::kNeedMore:
+        return true;
+    }
+  }
+  return true;
+}
+
+void LoadWorker::on_eof_h1(uint32_t ci) {
+  Connection& c = conns_[ci];
+  if (c.awaiting.empty()) {
+    release(ci);  // closed with nothing in flight: the next connection counts as a reconnect
+    return;
+  }
+  // Where the response stood, read before on_eof() settles it.
+  const bool any = c.parser.received_any();
+  const bool in_body = c.parser.in_body();
+  const std::optional<uint64_t> announced = c.parser.announced_body_bytes();
+  if (c.parser.on_eof() == http::ResponseParser::State::kComplete) {
+    const uint32_t l = c.awaiting.front();
+    c.awaiting.pop_front();
+    complete_lane(l, config_.clock->now(), c.parser.status_code(), c.parser.body_bytes());
+    fail_connection(ci, ErrorKind::kClosedBeforeResponse, "EOF", ErrorKind::kClosedBeforeResponse,
+                    "EOF");
+    return;
+  }
+  ErrorKind kind = ErrorKind::kEofMidBody;
+  std::string cause = "EOF";
+  if (!any) {
+    kind = ErrorKind::kClosedBeforeResponse;
+  } else if (!in_body) {
+    kind = ErrorKind::kEofMidHeaders;
+  } else if (announced) {
+    cause = fmt::format("received {} of {} bytes", c.parser.body_bytes(), *announced);
+  } else {
+    cause = fmt::format("received {} bytes of a chunked or close-delimited body",
+                        c.parser.body_bytes());
+  }
+  fail_connection(ci, kind, cause, ErrorKind::kClosedBeforeResponse, "EOF");
+}
+
+void LoadWorker::after_h2_io(uint32_t ci) {
+  Connection& c = conns_[ci];
+  if (c.state != ConnState::kOpen && c.state != ConnState::kDraining) return;
+  http::H2Client& session = *c.h2;
+  const size_t before = c.out.size();
+  const Status pulled = session.pull(c.out);
+  if (c.out.size() > before) c.segments.push_back(Segment{c.out.size(), c.measured_busy > 0});
+  if (!pulled.ok()) {
+    fail_connection(ci, ErrorKind::kParse, pulled.message(), ErrorKind::kParse, pulled.message());
+    return;
+  }
+  if (session.server_max_streams() > 0) {
+    uint32_t& seen = stats_.connects.h2_server_max_streams;
+    seen = seen == 0 ? session.server_max_streams() : std::min(seen, session.server_max_streams());
+  }
+  if (session.ready() && c.state == ConnState::kOpen) became_ready(ci);
+  if (session.goaway_received() && c.state == ConnState::kOpen) {
+    // No new stream may start here (RFC 9113 §6.8): the lanes move to a new connection as the
+    // streams in flight end.
+    c.state = ConnState::kDraining;
+    ++stats_.connects.h2_goaways;
+    if (session.goaway_error() != 0 || stats_.connects.h2_goaway_error.empty()) {
+      stats_.connects.h2_goaway_error = http::H2Client::error_name(session.goaway_error());
+    }
+  }
+  if (c.state == ConnState::kDraining) {
+    for (uint32_t l = first_lane(ci); l < first_lane(ci + 1); ++l) {
+      if (lanes_[l].state == LaneState::kIdle || lanes_[l].state == LaneState::kWaiting) {
+        lanes_[l].state = LaneState::kFree;
+        notify(l);
+      }
+    }
+  }
+  if ((c.state == ConnState::kDraining && c.busy == 0) || session.finished()) {
+    fail_connection(ci, ErrorKind::kClosedBeforeResponse, "the HTTP/2 session ended",
+                    ErrorKind::kClosedBeforeResponse, "the HTTP/2 session ended");
+    return;
+  }
+  flush(ci);
+}
+
+void LoadWorker::on_response(uint32_t l, int status, uint64_t body_bytes, uint64_t frame_bytes) {
+  lanes_[l].received = frame_bytes;
+  complete_lane(l, config_.clock->now(), status, body_bytes);
+}
+
+void LoadWorker::on_reset(uint32_t l, uint32_t error_code, bool after_goaway,
+                          uint64_t frame_bytes) {
+  lanes_[l].received = frame_bytes;
+  std::string cause = http::H2Client::error_name(error_code);
+  if (after_goaway) cause += " after GOAWAY";
+  fail_lane(l, ErrorKind::kStreamReset, cause);
+}
+
+void LoadWorker::complete_lane(uint32_t l, TimePoint now, int code, uint64_t body_bytes) {
+  Lane& lane = lanes_[l];
+  lane.body_bytes = body_bytes;
+  if (now - lane.sent_at >= config_.timeout) {
     // Timeouts are swept on a tick, so a response can arrive after its timeout but before the
     // sweep: it is a timeout all the same, whatever arrived.
-    fail_request(i, ErrorKind::kTimeout, "");
+    fail_lane(l, ErrorKind::kTimeout, "");
     return;
   }
   // Open loop's throughput: measured requests answered inside the phase (warm-up arrivals that
   // drain into it are not the phase's work).
-  if (code < 400 && c.measured && config_.phases.measured(now)) ++stats_.ok_completed_in_phase;
-  if (c.measured) {
+  if (code < 400 && lane.measured && config_.phases.measured(now)) ++stats_.ok_completed_in_phase;
+  if (lane.measured) {
     ++stats_.completed;
     stats_.count_status(code);
     if (code >= 400) {
       stats_.count_error(ErrorKind::kStatus, std::to_string(code));
     } else {
       saw_target(now);
-      check_split(c, now);
-      const int64_t latency = core::elapsed_ns(c.intended_at, now);
+      check_split(lane, now);
+      const int64_t latency = core::elapsed_ns(lane.intended_at, now);
       stats_.latency_ns.record(latency);
       if (interval_hist_) interval_hist_->record(latency);
-      stats_.service_time_ns.record(core::elapsed_ns(c.sent_at, now));
+      stats_.service_time_ns.record(core::elapsed_ns(lane.sent_at, now));
     }
   } else {
     ++stats_.warmup.completed;
   }
-  end_request(i, now, can_reuse && c.parser.keep_alive());
+  end_lane(l, now);
 }
 
-void LoadWorker::check_split(const Connection& c, TimePoint now) {
+void LoadWorker::check_split(const Lane& l, TimePoint now) {
   // Linux delays an ACK 40 ms at least and 200 ms at most (TCP_DELACK_MIN, TCP_DELACK_MAX).
   constexpr core::Nanos kMinStall = std::chrono::milliseconds(30);
   constexpr core::Nanos kMaxStall = std::chrono::milliseconds(220);
-  if (c.partial_at == TimePoint{}) return;
-  const core::Nanos gap = now - c.partial_at;
+  if (l.partial_at == TimePoint{}) return;
+  const core::Nanos gap = now - l.partial_at;
   if (gap < kMinStall || gap > kMaxStall) return;
   ++stats_.split_responses;
   stats_.split_gap_ns += gap.count();
 }
 
-void LoadWorker::fail_request(uint32_t i, ErrorKind kind, std::string_view cause) {
-  Connection& c = conns_[i];
-  if (c.measured) {
+void LoadWorker::fail_lane(uint32_t l, ErrorKind kind, std::string_view cause) {
+  if (lanes_[l].measured) {
     stats_.count_error(kind, cause);
   } else {
     ++stats_.warmup.errors[static_cast<size_t>(kind)];
   }
-  end_request(i, config_.clock->now(), /*can_reuse=*/false);
+  end_lane(l, config_.clock->now());
 }
 
-void LoadWorker::settle(Connection& c, TimePoint now) {
-  if (c.measured) {
+void LoadWorker::fail_connection(uint32_t ci, ErrorKind kind, std::string_view cause,
+                                 ErrorKind rest_kind, std::string_view rest_cause) {
+  Connection& c = conns_[ci];
+  const std::string first(cause);  // the causes may point into the connection's parser
+  const std::string rest(rest_cause);
+  if (h2()) {
+    for (uint32_t l = first_lane(ci); l < first_lane(ci + 1); ++l) {
+      if (lanes_[l].state == LaneState::kBusy) fail_lane(l, kind, first);
+    }
+  } else {
+    const std::deque<uint32_t> awaiting = std::move(c.awaiting);
+    c.awaiting.clear();
+    bool front = true;
+    for (const uint32_t l : awaiting) {
+      if (front) lanes_[l].body_bytes = c.parser.body_bytes();
+      fail_lane(l, front ? kind : rest_kind, front ? first : rest);
+      front = false;
+    }
+  }
+  release(ci);
+}
+
+void LoadWorker::end_lane(uint32_t l, TimePoint now) {
+  Lane& lane = lanes_[l];
+  Connection& c = conns_[conn_of(l)];
+  if (lane.measured) {
     --measured_in_flight_;
-    stats_.bytes_received += c.received;
-    stats_.bytes_received_body += c.parser.body_bytes();
+    --c.measured_busy;
+    stats_.bytes_received += lane.received;
+    stats_.bytes_received_body += lane.body_bytes;
   } else if (now >= config_.phases.measure_from) {
     ++stats_.warmup.carried_over;
   }
-}
-
-// The request on slot i has ended (completed or failed): the feeder reuses the connection, or
-// the slot is closed and handed back free.
-void LoadWorker::end_request(uint32_t i, TimePoint now, bool can_reuse) {
-  Connection& c = conns_[i];
-  settle(c, now);
+  --c.busy;
   --in_flight_;
   in_system_.change(now, -1);
-  c.state = ConnState::kIdle;
-  if (can_reuse && config_.keepalive) {
-    feeder_->on_idle(*this, i, now);
-  } else {
-    drop(i);
+  lane.state = LaneState::kIdle;
+  lane.measured = false;
+  notify(l);
+}
+
+void LoadWorker::release(uint32_t ci, bool retry) {
+  for (uint32_t l = first_lane(ci); l < first_lane(ci + 1); ++l) {
+    Lane& lane = lanes_[l];
+    if (lane.state == LaneState::kFree) continue;
+    lane.state = LaneState::kFree;
+    if (retry) {
+      lane.retry_wait = true;
+    } else {
+      notify(l);
+    }
+  }
+  close_connection(ci);
+  if (retry) {
+    retries_.push(config_.clock->now() + kConnectRetryDelay, Retry{ci, conns_[ci].generation});
   }
 }
 
-void LoadWorker::drop(uint32_t i) {
-  close(i);
-  feeder_->on_free(*this, i, config_.clock->now());
+void LoadWorker::close_connection(uint32_t ci) {
+  Connection& c = conns_[ci];
+  if (c.transport && c.tcp_base) {
+    const net::TcpCounters end = net::tcp_counters(c.transport->fd());
+    stats_.tcp_retransmits += end.retransmits - std::min(end.retransmits, c.tcp_base->retransmits);
+    stats_.tcp_segments_out +=
+        end.segments_out - std::min(end.segments_out, c.tcp_base->segments_out);
+  }
+  c.tcp_base.reset();
+  c.h2.reset();
+  c.transport.reset();  // closing the socket removes it from epoll
+  c.state = ConnState::kFree;
+  c.write_armed = false;
+  c.busy = 0;
+  c.measured_busy = 0;
+  c.out.clear();
+  c.out_done = 0;
+  c.out_counted = 0;
+  c.segments.clear();
+  c.awaiting.clear();
+  ++c.generation;
+}
+
+void LoadWorker::close(uint32_t l) {
+  Lane& lane = lanes_[l];
+  if (lane.state == LaneState::kBusy) return;
+  lane.state = LaneState::kFree;
+  const uint32_t ci = conn_of(l);
+  for (uint32_t k = first_lane(ci); k < first_lane(ci + 1); ++k) {
+    if (lanes_[k].state != LaneState::kFree) return;
+  }
+  close_connection(ci);
 }
 
 void LoadWorker::saw_target(TimePoint now) {
@@ -545,54 +857,54 @@ void LoadWorker::saw_target(TimePoint now) {
   stats_.connect_failures_after_ok = 0;
 }
 
-void LoadWorker::close(uint32_t i) {
-  Connection& c = conns_[i];
-  if (c.transport && c.tcp_base) {
-    const net::TcpCounters end = net::tcp_counters(c.transport->fd());
-    stats_.tcp_retransmits += end.retransmits - std::min(end.retransmits, c.tcp_base->retransmits);
-    stats_.tcp_segments_out +=
-        end.segments_out - std::min(end.segments_out, c.tcp_base->segments_out);
-  }
-  c.tcp_base.reset();
-  if (busy(c)) {  // only when closed without end_request (aborts)
-    settle(c, config_.clock->now());
-    --in_flight_;
-  }
-  c.transport.reset();  // closing the socket removes it from epoll
-  c.state = ConnState::kFree;
-  c.write_armed = false;
-  c.measured = false;
-  ++c.generation;
-}
-
 void LoadWorker::check_timeouts(TimePoint now) {
-  for (uint32_t i = 0; i < conns_.size(); ++i) {
-    Connection& c = conns_[i];
-    if (busy(c) && now - c.sent_at >= config_.timeout) {
-      fail_request(i, ErrorKind::kTimeout, "");
-    } else if (c.state == ConnState::kConnecting && now - c.sent_at >= config_.timeout) {
+  for (uint32_t ci = 0; ci < conns_.size(); ++ci) {
+    Connection& c = conns_[ci];
+    const bool unready = c.state == ConnState::kOpen && h2() && !c.h2->ready();
+    if ((c.state == ConnState::kConnecting || unready) && now - c.connect_at >= config_.timeout) {
       if (config_.phases.measured(now)) {
-        if (c.tcp_connected_at != TimePoint{}) {
+        if (unready) {
+          stats_.count_error(ErrorKind::kConnect,
+                             "HTTP/2: no SETTINGS from the server within the timeout");
+        } else if (c.tcp_connected_at != TimePoint{}) {
           stats_.count_error(ErrorKind::kTls, "TLS handshake: not done within the timeout");
         } else {
           stats_.count_error(ErrorKind::kConnect, "timeout");
         }
         ++stats_.connect_failures_after_ok;
       }
-      drop(i);
+      release(ci);
+      continue;
     }
+    if (c.busy == 0) continue;
+    for (uint32_t l = first_lane(ci); l < first_lane(ci + 1) && c.state != ConnState::kFree; ++l) {
+      Lane& lane = lanes_[l];
+      if (lane.state != LaneState::kBusy || now - lane.sent_at < config_.timeout) continue;
+      if (h2()) {
+        c.h2->cancel(lane.stream);  // the connection goes on; only this stream is given up
+        fail_lane(l, ErrorKind::kTimeout, "");
+      } else {
+        // HTTP/1.1 cannot skip one response: the connection goes, with what is behind it.
+        fail_connection(ci, ErrorKind::kTimeout, "", ErrorKind::kTimeout,
+                        "pipelined behind a timed-out request");
+      }
+    }
+    if (h2() && c.state != ConnState::kFree) after_h2_io(ci);
   }
 }
 
 void LoadWorker::close_unbusy(TimePoint now) {
-  for (uint32_t i = 0; i < conns_.size(); ++i) {
-    Connection& c = conns_[i];
-    if (c.state == ConnState::kConnecting && now - c.sent_at >= kStalledConnect) {
+  for (uint32_t ci = 0; ci < conns_.size(); ++ci) {
+    Connection& c = conns_[ci];
+    if (c.state == ConnState::kConnecting && now - c.connect_at >= kStalledConnect) {
       // A connect pending this long kept its connection out of the measurement (a lost SYN
-      // waits 1 s for its retransmit): say so rather than let the slot vanish.
+      // waits 1 s for its retransmit): say so rather than let the lanes vanish.
       stats_.count_error(ErrorKind::kConnect, "still connecting when the run ended");
     }
-    if (!busy(c)) close(i);
+    for (uint32_t l = first_lane(ci); l < first_lane(ci + 1); ++l) {
+      if (lanes_[l].state != LaneState::kBusy) lanes_[l].state = LaneState::kFree;
+    }
+    if (c.busy == 0 && c.state != ConnState::kFree) close_connection(ci);
   }
 }
 
@@ -612,17 +924,25 @@ void LoadWorker::flush_interval() {
 
 // The grace period is over: whatever is still in flight is aborted, whatever waits is never sent.
 void LoadWorker::abort_all(TimePoint now) {
-  for (uint32_t i = 0; i < conns_.size(); ++i) {
-    Connection& c = conns_[i];
-    if (!busy(c)) continue;
-    if (c.measured) {
+  for (uint32_t l = 0; l < lanes_.size(); ++l) {
+    Lane& lane = lanes_[l];
+    if (lane.state != LaneState::kBusy) continue;
+    const Connection& c = conns_[conn_of(l)];
+    if (lane.measured) {
       ++stats_.aborted;
+      --measured_in_flight_;
+      stats_.bytes_received += lane.received;
+      const bool answering = !h2() && !c.awaiting.empty() && c.awaiting.front() == l;
+      stats_.bytes_received_body += answering ? c.parser.body_bytes() : lane.body_bytes;
     } else {
       ++stats_.warmup.aborted;
+      if (now >= config_.phases.measure_from) ++stats_.warmup.carried_over;
     }
+    --in_flight_;
     in_system_.change(now, -1);
-    close(i);
+    lane.state = LaneState::kFree;
   }
+  for (uint32_t ci = 0; ci < conns_.size(); ++ci) close_connection(ci);
   feeder_->abort_waiting(*this, now);
 }
 

@@ -1,20 +1,30 @@
 // LoadWorker: one worker thread of a load run. It owns an event loop, a slice of the run's
-// connection slots, a feeder (feeder.h) that decides when requests go out, and the RunStats it
-// records into; nothing on its hot path is shared.
+// connections, a feeder (feeder.h) that decides when requests go out, and the RunStats it records
+// into; nothing on its hot path is shared.
 //
-// The worker is the connection state machine: free -> connecting -> idle -> sending ->
-// receiving -> idle ... or closed. Bytes move through net::Transport. It asks the feeder what to
-// send (closed loop: the next request at once; open loop: the schedule's), and tells it when a
-// slot becomes idle or free. Latency runs from the intended send time the feeder gives, so time
-// spent waiting for a connection or for a late event loop is measured, not omitted; service time
-// and send lag are recorded beside it.
+// The feeder sees lanes: a lane carries one request at a time, and each connection has
+// `per_connection` of them (1; HTTP/1.1 pipelining's K; HTTP/2's streams S), so lane l rides
+// connection l / per_connection and the run's concurrency is connections x per_connection. A
+// connection is free -> connecting -> open ... -> closed; its lanes wait while it connects, are
+// idle or busy while it is open, and are all freed when it closes. Bytes move through
+// net::Transport; requests and responses are framed by knee's HTTP/1.1 parser (responses
+// matched to requests in order) or by an http::H2Client (streams).
+//
+// The worker asks the feeder what to send (closed loop: the next request at once; open loop:
+// the schedule's) and tells it when a lane becomes idle or free, always from the event loop,
+// never from inside a call the feeder made. Latency runs from the intended send time the feeder
+// gives, so time spent waiting for a connection or for a late event loop is measured, not
+// omitted; service time and send lag are recorded beside it.
 //
 // Failures are outcomes to count (RunStats::count_error) followed by a reconnect, never
-// exceptions. Thread-safety: construct and run() on one thread; read stats() after run() returns.
+// exceptions: a connection that ends with requests unanswered counts each of them failed
+// (pipelined ones behind the first as closed_before_response). Thread-safety: construct and
+// run() on one thread; read stats() after run() returns.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
@@ -27,6 +37,7 @@
 #include "engine/intervals.h"
 #include "engine/live.h"
 #include "engine/schedule.h"
+#include "http/h2_client.h"
 #include "http/request.h"
 #include "http/response_parser.h"
 #include "net/event_loop.h"
@@ -51,9 +62,14 @@ struct WorkerConfig {
   // null for http.
   const net::TlsContext* tls = nullptr;
   std::string server_name;
-  const http::RequestTemplate* request = nullptr;  // shared, read-only
+  const http::RequestTemplate* request = nullptr;  // shared, read-only (HTTP/1.1)
+  // HTTP/2 (--h2 over TLS with ALPN h2, --h2c with prior knowledge) when set: the request as
+  // HTTP/2 fields, shared, read-only; `request` is then unused.
+  const http::H2Request* h2_request = nullptr;
+  // Requests in flight per connection: HTTP/1.1 pipelining depth or HTTP/2 streams, >= 1.
+  int per_connection = 1;
   uint64_t first_connection = 0;  // global index of this worker's first slot ({conn})
-  int connections = 1;            // slots: closed loop exactly this many; open loop at most
+  int connections = 1;  // closed loop exactly this many; open loop at most (x per_connection lanes)
   core::Nanos timeout{0};
   Phases phases;
   const core::ClockSource* clock = nullptr;
@@ -74,7 +90,7 @@ struct WorkerConfig {
   bool keepalive = true;
 };
 
-class LoadWorker final : public ConnectionPool {
+class LoadWorker final : public ConnectionPool, private http::H2Client::Listener {
  public:
   explicit LoadWorker(WorkerConfig config);
   ~LoadWorker() override;
@@ -87,61 +103,108 @@ class LoadWorker final : public ConnectionPool {
   const core::RunStats& result() const { return stats_; }
   bool interrupted() const { return interrupted_; }
 
-  // ConnectionPool, for the feeder.
-  uint32_t slots() const override { return static_cast<uint32_t>(conns_.size()); }
-  void open(uint32_t slot, core::TimePoint now) override;
-  void send(uint32_t slot, core::TimePoint now, core::TimePoint intended, bool measured) override;
-  void close(uint32_t slot) override;
+  // ConnectionPool, for the feeder: its slots are lanes.
+  uint32_t slots() const override { return static_cast<uint32_t>(lanes_.size()); }
+  void open(uint32_t lane, core::TimePoint now) override;
+  void send(uint32_t lane, core::TimePoint now, core::TimePoint intended, bool measured) override;
+  void close(uint32_t lane) override;
   void close_unbusy(core::TimePoint now) override;
   InSystem& in_system() override { return in_system_; }
   core::RunStats& stats() override { return stats_; }
 
  private:
-  enum class ConnState : uint8_t { kFree, kConnecting, kIdle, kSending, kReceiving };
+  enum class ConnState : uint8_t { kFree, kConnecting, kOpen, kDraining };
+  enum class LaneState : uint8_t { kFree, kWaiting, kIdle, kBusy };
+  struct Lane {
+    LaneState state = LaneState::kFree;
+    bool measured = false;    // the request in flight belongs to the measured phase
+    bool queued = false;      // in notices_: the feeder hears of its state after the event
+    bool retry_wait = false;  // free after a failed connect: the feeder hears after the delay
+    uint64_t received = 0;    // bytes of its response read so far
+    uint64_t body_bytes = 0;  // HTTP/2: the response body's bytes
+    int32_t stream = 0;       // HTTP/2: its stream id
+    // When the last read that left the response incomplete happened (epoch: none yet).
+    core::TimePoint partial_at{};
+    core::TimePoint intended_at{};  // open loop: the schedule's time; closed loop: = sent_at
+    core::TimePoint sent_at{};      // handed to the connection
+    std::string rendered;           // HTTP/1.1: its bytes when the template has placeholders
+    http::H2Request h2_rendered;    // HTTP/2: its fields when the request has placeholders
+  };
+  struct Segment {  // a run of Connection::out that belongs to measured requests or not
+    size_t end;
+    bool measured;
+  };
   struct Connection {
     std::unique_ptr<net::Transport> transport;
     ConnState state = ConnState::kFree;
-    bool measured = false;     // the request in flight belongs to the measured phase
     bool write_armed = false;  // EPOLLOUT registered
     bool opened_before = false;
     uint32_t generation = 0;  // bumps on every close: stale events and retry timers are ignored
-    uint64_t seq = 0;         // per-connection request counter ({seq})
-    size_t written = 0;
-    uint64_t received = 0;  // bytes read for the request in flight
-    // When the last read that left the response incomplete happened (epoch: none yet).
-    core::TimePoint partial_at{};
+    uint32_t busy = 0;        // lanes with a request in flight
+    uint32_t measured_busy = 0;
+    uint64_t seq = 0;  // per-connection request counter ({seq})
     // The connection's TCP counters when it sent its first measured request; from then to its
     // close is this run's traffic (RunStats::tcp_retransmits).
     std::optional<net::TcpCounters> tcp_base;
-    core::TimePoint intended_at{};       // open loop: the schedule's time; closed loop: = sent_at
-    core::TimePoint sent_at{};           // first byte written (or connect start while connecting)
-    core::TimePoint tcp_connected_at{};  // while connecting: TCP established (epoch: not yet)
-    const std::string* bytes = nullptr;  // the request being written
-    std::string rendered;                // its bytes when the template has placeholders
-    http::ResponseParser parser;
+    core::TimePoint connect_at{};        // connect() started
+    core::TimePoint tcp_connected_at{};  // TCP established (epoch: not yet)
+    std::string out;                     // bytes to write, from out_done on
+    size_t out_done = 0;
+    size_t out_counted = 0;  // of out, bytes already added to bytes_sent or passed over
+    std::deque<Segment> segments;
+    std::deque<uint32_t> awaiting;  // HTTP/1.1: lanes whose responses are due, in send order
+    http::ResponseParser parser;    // HTTP/1.1: the response at awaiting.front()
+    std::unique_ptr<http::H2Client> h2;
+    bool unwritten = false;  // in unwritten_
   };
 
-  bool busy(const Connection& c) const {
-    return c.state == ConnState::kSending || c.state == ConnState::kReceiving;
+  bool h2() const { return config_.h2_request != nullptr; }
+  uint32_t conn_of(uint32_t lane) const {
+    return lane / static_cast<uint32_t>(config_.per_connection);
   }
-  uint64_t tag(uint32_t slot) const { return net::EventTag{slot, conns_[slot].generation}.value(); }
+  uint32_t first_lane(uint32_t conn) const {
+    return conn * static_cast<uint32_t>(config_.per_connection);
+  }
+  uint64_t tag(uint32_t conn) const { return net::EventTag{conn, conns_[conn].generation}.value(); }
+  void connect(uint32_t conn, core::TimePoint now);
   void on_event(uint64_t tag, uint32_t events);
-  void on_connected(uint32_t i);
-  void write_some(uint32_t i);
-  void read_some(uint32_t i);
-  void complete_request(uint32_t i, core::TimePoint now, bool can_reuse);
+  void on_connected(uint32_t conn);
+  // The connection is ready for requests (HTTP/2: the server's SETTINGS arrived): its waiting
+  // lanes become idle.
+  void became_ready(uint32_t conn);
+  void queue_bytes(Connection& c, std::string_view bytes, bool measured);
+  void flush(uint32_t conn);
+  // Requests were queued on `conn`: it is written once the feeder's sends of this pass are in.
+  void write_later(uint32_t conn);
+  void read_some(uint32_t conn);
+  // HTTP/1.1: parses `data`; false when the connection was released meanwhile.
+  bool parse_h1(uint32_t conn, const char* data, size_t size);
+  void on_eof_h1(uint32_t conn);
+  void after_h2_io(uint32_t conn);
+  // H2Client::Listener.
+  void on_response(uint32_t lane, int status, uint64_t body_bytes, uint64_t frame_bytes) override;
+  void on_reset(uint32_t lane, uint32_t error_code, bool after_goaway,
+                uint64_t frame_bytes) override;
+  void complete_lane(uint32_t lane, core::TimePoint now, int status, uint64_t body_bytes);
   // A measured response completed at `now` after a silence since its previous part: counted
   // as split when the silence is the delayed-ACK stall's (RunStats::split_responses).
-  void check_split(const Connection& c, core::TimePoint now);
-  void fail_request(uint32_t i, core::ErrorKind kind, std::string_view cause);
-  void end_request(uint32_t i, core::TimePoint now, bool can_reuse);
-  // The request on slot i leaves the books: bytes, and a warm-up request ending after the
-  // measured phase began is counted as carried over.
-  void settle(Connection& c, core::TimePoint now);
-  void drop(uint32_t i);  // closes slot i and reports it free at once
+  void check_split(const Lane& l, core::TimePoint now);
+  void fail_lane(uint32_t lane, core::ErrorKind kind, std::string_view cause);
+  // Every request in flight on `conn` fails: the first (HTTP/1.1: the one being answered) as
+  // `kind`, the rest as `rest_kind`; then the connection is released.
+  void fail_connection(uint32_t conn, core::ErrorKind kind, std::string_view cause,
+                       core::ErrorKind rest_kind, std::string_view rest_cause);
+  // The request on `lane` leaves the books (in flight, in system, bytes); the lane is idle.
+  void end_lane(uint32_t lane, core::TimePoint now);
+  // Closes `conn`; its lanes become free and the feeder hears of each. `retry` when a connect
+  // failed: the feeder hears after kConnectRetryDelay.
+  void release(uint32_t conn, bool retry = false);
+  void close_connection(uint32_t conn);  // closes the socket, keeps the lanes' states
+  void notify(uint32_t lane);
+  // Tells the feeder what became of the lanes noticed since the last call.
+  void flush_notices();
   // The target answered (a connect or a response) at `now`.
   void saw_target(core::TimePoint now);
-  void retry_later(uint32_t i, core::TimePoint now);
   void check_timeouts(core::TimePoint now);
   void begin_stopping(core::TimePoint now);
   // -n: another worker sent the last measured request; its end becomes this worker's too.
@@ -153,8 +216,11 @@ class LoadWorker final : public ConnectionPool {
   std::unique_ptr<Feeder> feeder_;
   net::EventLoop* loop_ = nullptr;
   std::vector<Connection> conns_;
+  std::vector<Lane> lanes_;
+  std::vector<uint32_t> notices_;
+  std::vector<uint32_t> unwritten_;  // connections with queued requests to write
   struct Retry {
-    uint32_t slot;
+    uint32_t conn;
     uint32_t generation;
   };
   net::TimerHeap<Retry> retries_;
@@ -164,8 +230,10 @@ class LoadWorker final : public ConnectionPool {
   InSystem in_system_;
   bool stopping_ = false;
   bool interrupted_ = false;
-  size_t in_flight_ = 0;           // slots in kSending or kReceiving
+  size_t in_flight_ = 0;           // lanes with a request in flight
   size_t measured_in_flight_ = 0;  // of those, requests of the measured phase
+  // HTTP/2 callbacks arrive inside receive(): the connection they belong to.
+  uint32_t h2_conn_ = 0;
   // Interval histograms (config_.interval > 0).
   std::optional<core::Histogram> interval_hist_;
   size_t interval_index_ = 0;

@@ -121,6 +121,10 @@ std::string reason_hint(const std::string& reason) {
   if (reason.find("certificate required") != std::string::npos) {
     return " (the server asks for a client certificate: give --cert and --key)";
   }
+  if (reason.find("no application protocol") != std::string::npos) {
+    return " (the server speaks none of the protocols offered in ALPN: for h2, it has no "
+           "HTTP/2 over TLS; drop --h2)";
+  }
   if (reason.find("protocol version") != std::string::npos) {
     return " (the server speaks none of the TLS versions knee offered: see --tls)";
   }

@@ -128,13 +128,20 @@ LatencySummary latency_summary(const core::Histogram& h) {
                         h.count()};
 }
 
-ConnectFigures connect_figures(const core::ConnectStats& c) {
+ConnectFigures connect_figures(const core::ConnectStats& c, bool h2) {
   ConnectFigures f;
   f.opened = c.opened;
   f.tcp_ns = latency_summary(c.tcp_ns);
   if (!c.tls_version.empty() || c.tls_full + c.tls_resumed > 0) {
     f.tls = TlsFigures{c.tls_version, c.tls_cipher,  c.alpn,
                        c.tls_full,    c.tls_resumed, latency_summary(c.tls_ns)};
+  }
+  if (c.h2_goaways > 0 || c.h2_server_max_streams > 0 || c.alpn == "h2" || h2) {
+    H2Figures h;
+    h.goaways = c.h2_goaways;
+    h.goaway_error = c.h2_goaway_error;
+    if (c.h2_server_max_streams > 0) h.server_max_streams = c.h2_server_max_streams;
+    f.h2 = h;
   }
   return f;
 }
@@ -217,7 +224,7 @@ RunFigures run_figures(const core::RunResult& r) {
   if (r.open_loop()) {
     f.max_connections = r.connections;
   } else {
-    f.concurrency = r.connections;
+    f.concurrency = r.concurrency();
   }
   f.threads = r.threads;
   f.requests = s.completed;
@@ -241,7 +248,7 @@ RunFigures run_figures(const core::RunResult& r) {
           w.errors[i];
     }
   }
-  f.connects = connect_figures(s.connects);
+  f.connects = connect_figures(s.connects, r.h2);
   if (r.requests_asked > 0) f.requests_asked = r.requests_asked;
   f.bytes.sent = s.bytes_sent;
   f.bytes.received = s.bytes_received;
@@ -263,7 +270,10 @@ RunFigures run_figures(const core::RunResult& r) {
   f.throughput_rps = r.throughput_rps();
   f.latency_ns = latency_summary(s.latency_ns);
   for (size_t i = 0; i < s.errors.size(); ++i) {
-    f.errors[std::string(core::error_kind_name(static_cast<core::ErrorKind>(i)))] = s.errors[i];
+    const auto kind = static_cast<core::ErrorKind>(i);
+    // HTTP/2's own kind is listed where it happened; HTTP/1.1 results keep their shape.
+    if (kind == core::ErrorKind::kStreamReset && s.errors[i] == 0) continue;
+    f.errors[std::string(core::error_kind_name(kind))] = s.errors[i];
   }
   f.error_causes = s.causes;
   for (size_t code = 0; code < s.status.size(); ++code) {
@@ -331,7 +341,7 @@ LevelFigures level_figures(const std::vector<core::RunResult>& runs,
         little_figures(analysis::check_little(run.mean_in_system(), run.throughput_rps(), mean_ns));
   } else {
     const analysis::LittleCheck c =
-        analysis::check_little(run.connections, run.throughput_rps(), mean_ns);
+        analysis::check_little(run.concurrency(), run.throughput_rps(), mean_ns);
     l.little = little_figures(c);
     l.little_flagged = run.stats.latency_ns.count() > 0 && std::isfinite(c.ratio) && c.ratio < 0.9;
   }
@@ -341,6 +351,16 @@ LevelFigures level_figures(const std::vector<core::RunResult>& runs,
       run.use ? *run.use : core::ResourceUse{}, client_use(run), {}, previous_use);
   l.saturated = SaturatedFigures{v.resource, v.detail, v.evidence, v.rule, v.warnings};
   l.notes = run_notes(l.median);
+  const uint32_t allowed = run.stats.connects.h2_server_max_streams;
+  if (run.h2 && allowed > 0 && allowed < static_cast<uint32_t>(run.per_connection)) {
+    l.notes.push_back(fmt::format(
+        "the server allows {} concurrent stream{} per connection (SETTINGS_MAX_CONCURRENT_"
+        "STREAMS), fewer than the {} asked for: the other {} requests of each connection waited "
+        "inside knee for a stream, and that wait is in their latency. For {} in flight at the "
+        "server, use more connections.",
+        allowed, allowed == 1 ? "" : "s", run.per_connection,
+        static_cast<uint32_t>(run.per_connection) - allowed, run.concurrency()));
+  }
   return l;
 }
 
@@ -436,8 +456,9 @@ SweepDocument analyse_sweep(std::string target, std::string started_at, LoadPara
     const LevelFigures& level = d.levels.back();
     const core::RunResult& run = runs[median_index(runs)];
     if (run.use) previous_use = &*run.use;
-    points.push_back({run.open_loop() ? run.target_rate_rps : static_cast<double>(run.connections),
-                      level.ranges.throughput_rps.median, level.ranges.latency_ns.p99.median});
+    points.push_back(
+        {run.open_loop() ? run.target_rate_rps : static_cast<double>(run.concurrency()),
+         level.ranges.throughput_rps.median, level.ranges.latency_ns.p99.median});
     if (run.open_loop() && !kept_schedule(level.median)) {
       d.warnings.push_back(fmt::format(
           "rate {:.0f} req/s: achieved only {:.1f} req/s; {}, so this level did not offer its "
@@ -447,7 +468,7 @@ SweepDocument analyse_sweep(std::string target, std::string started_at, LoadPara
     const LittleFigures& little = level.little;
     const double n_eff = little.x_times_mean_r.value_or(NAN);
     const std::string name = run.open_loop() ? fmt::format("rate {:.0f} req/s", run.target_rate_rps)
-                                             : fmt::format("concurrency {}", run.connections);
+                                             : fmt::format("concurrency {}", run.concurrency());
     if (level.little_flagged && reconnect_bound(level.median)) {
       d.warnings.push_back(fmt::format(
           "Little's law: at {} X * mean R = {:.2f} is below 0.9 N: connections were reopened {} "

@@ -47,10 +47,10 @@ std::string figure_label(const std::string& name) {
 std::string side_text(const char* letter, const CompareSideFigures& s) {
   return fmt::format(
       "  {} = {}: {}, {} client thread{}, {:.2f} s measured per {}, {} repeat{}, started {}\n"
-      "      target: {}\n",
+      "      target: {}{}\n",
       letter, s.file, s.kind, s.threads, s.threads == 1 ? "" : "s", s.duration_s,
       s.kind == "sweep" ? "level" : "run", s.repeats, s.repeats == 1 ? "" : "s", s.started_at,
-      s.target);
+      s.target, s.protocol ? "\n      protocol: " + *s.protocol : "");
 }
 
 CompareLevel compare_level(const LevelFigures& l) {
@@ -75,6 +75,7 @@ CompareSide side_of(const std::string& label, const std::string& kind, const std
   side.threads = params.threads;
   side.duration_s = params.duration_s;
   side.repeats = params.repeats;
+  side.protocol = protocol_name(params, nullptr);
   return side;
 }
 
@@ -82,7 +83,7 @@ CompareSideFigures side_figures(const CompareSide& s) {
   return CompareSideFigures{
       s.label,      s.kind,       s.open ? LoopMode::kOpen : LoopMode::kClosed,
       s.target,     s.started_at, s.threads,
-      s.duration_s, s.repeats};
+      s.duration_s, s.repeats,    s.protocol};
 }
 
 }  // namespace

@@ -47,6 +47,7 @@ struct CompareSide {
   int threads = 0;  // client threads (params.threads)
   double duration_s = 0;
   int repeats = 1;                   // params.repeats
+  std::string protocol;              // report::protocol_name() of the file's params
   std::vector<CompareLevel> levels;  // in the file's order
 };
 

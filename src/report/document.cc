@@ -244,10 +244,18 @@ void describe(Io& io, TlsFigures& t) {
 }
 
 template <class Io>
+void describe(Io& io, H2Figures& h) {
+  io("goaways", h.goaways);
+  io("goaway_error", h.goaway_error);
+  io.omittable("server_max_streams", h.server_max_streams);
+}
+
+template <class Io>
 void describe(Io& io, ConnectFigures& c) {
   io("opened", c.opened);
   io("tcp_ns", c.tcp_ns);
   io.omittable("tls", c.tls);
+  io.omittable("h2", c.h2);
 }
 
 template <class Io>
@@ -355,6 +363,8 @@ void describe(Io& io, LoadParams& p) {
   io("arrival", p.arrival);
   io.omittable("new_connection_per_request", p.new_connection_per_request);
   io.omittable("tls", p.tls);
+  io.omittable("protocol", p.protocol);
+  io.omittable("per_connection", p.per_connection);
 }
 
 template <class Io>
@@ -752,6 +762,7 @@ void describe(Io& io, CompareSideFigures& s) {
   io("threads", s.threads);
   io("duration_s", s.duration_s);
   io("repeats", s.repeats);
+  io.omittable("protocol", s.protocol);
 }
 
 template <class Io>

@@ -184,11 +184,21 @@ struct TlsFigures {
   bool operator==(const TlsFigures&) const = default;
 };
 
+// What HTTP/2 servers said about a run's connections (core::ConnectStats).
+struct H2Figures {
+  uint64_t goaways = 0;      // GOAWAY frames received
+  std::string goaway_error;  // the last one's error code that named one, "" without GOAWAY
+  // The lowest SETTINGS_MAX_CONCURRENT_STREAMS advertised; empty when none was.
+  std::optional<uint32_t> server_max_streams;
+  bool operator==(const H2Figures&) const = default;
+};
+
 // The connections a run opened, warm-up included, apart from request latency.
 struct ConnectFigures {
   uint64_t opened = 0;
   LatencySummary tcp_ns;          // connect() to TCP established, ns
   std::optional<TlsFigures> tls;  // https only
+  std::optional<H2Figures> h2;    // HTTP/2 only
   bool operator==(const ConnectFigures&) const = default;
 };
 
@@ -314,6 +324,11 @@ struct LoadParams {
   // --no-keepalive: true; empty otherwise (and in files written before it).
   std::optional<bool> new_connection_per_request;
   std::optional<TlsParams> tls;  // https only
+  // "h2" (HTTP/2 over TLS) or "h2c" (cleartext, prior knowledge); empty for HTTP/1.1.
+  std::optional<std::string> protocol;
+  // Requests in flight per connection when above 1: HTTP/2 streams or the HTTP/1.1 pipeline's
+  // depth; the closed loop's concurrency is connections x this.
+  std::optional<int> per_connection;
   bool operator==(const LoadParams&) const = default;
 };
 
@@ -621,6 +636,7 @@ struct CompareSideFigures {
   int threads = 0;
   double duration_s = 0;
   int repeats = 1;
+  std::optional<std::string> protocol;  // "HTTP/2 over TLS, 10 streams per connection (...)"
   bool operator==(const CompareSideFigures&) const = default;
 };
 struct FigureFigures {

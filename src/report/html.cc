@@ -13,6 +13,7 @@
 #include "analysis/usl.h"
 #include "report/compare.h"
 #include "report/document.h"
+#include "report/render.h"
 #include "report/web_assets.h"
 
 namespace knee::report {
@@ -541,8 +542,13 @@ std::string params_list(const PageInput& page) {
                 : fmt::format("closed loop, {} connections", levels.front().connections);
   }
   auto seconds = [](double v) { return fmt::format("{:g} s", v); };
+  const ConnectFigures* connects = nullptr;
+  if (!levels.empty() && levels.front().f->median.connects) {
+    connects = &*levels.front().f->median.connects;
+  }
   return definition_list({{"target", page.target},
                           {"request", p.method + " " + p.url},
+                          {"protocol", protocol_name(p, connects)},
                           {"started", page.started_at},
                           {"load", load},
                           {page.sweep ? "measured per level" : "measured", seconds(p.duration_s)},

@@ -74,6 +74,12 @@ std::string connects_text(const ConnectFigures& c) {
   std::string out = fmt::format(
       "  connects     {} opened, warm-up included; TCP connect p50 {:.3f} ms  p99 {:.3f} ms\n",
       c.opened, ms(static_cast<double>(c.tcp_ns.p50)), ms(static_cast<double>(c.tcp_ns.p99)));
+  if (c.h2) {
+    const H2Figures& h = *c.h2;
+    out += fmt::format("  HTTP/2       server's max concurrent streams {}; {} GOAWAY received{}\n",
+                       h.server_max_streams ? std::to_string(*h.server_max_streams) : "not set",
+                       h.goaways, h.goaways > 0 ? " (last error " + h.goaway_error + ")" : "");
+  }
   if (c.tls) {
     const TlsFigures& t = *c.tls;
     out += fmt::format(
@@ -139,6 +145,25 @@ std::string keepalive_text(const LoadParams& params, bool open) {
                 "start, so it includes the TCP connect and any TLS handshake\n";
 }
 
+// HTTP/2 or HTTP/1.1 pipelining: how requests shared the connections; "" for one request at a
+// time over HTTP/1.1.
+std::string protocol_text(const LoadParams& params, bool open) {
+  const int per = params.per_connection.value_or(1);
+  std::string out;
+  if (params.protocol) {
+    out = *params.protocol == "h2" ? "  HTTP/2 over TLS (ALPN h2)"
+                                   : "  HTTP/2 over cleartext (h2c, prior knowledge)";
+    out += fmt::format(", {} stream{} per connection", per, per == 1 ? "" : "s");
+  } else if (per > 1) {
+    out = fmt::format(
+        "  HTTP/1.1 pipelining: {} requests in flight per connection, answered in order", per);
+  } else {
+    return "";
+  }
+  if (!open && per > 1) out += fmt::format("; N = connections x {}", per);
+  return out + "\n";
+}
+
 // An https sweep: what the handshakes agreed on and how many there were, over every level (the
 // median runs'; per level in JSON).
 std::string sweep_tls_text(const SweepDocument& doc) {
@@ -160,6 +185,23 @@ std::string sweep_tls_text(const SweepDocument& doc) {
 }
 
 }  // namespace
+
+std::string protocol_name(const LoadParams& params, const ConnectFigures* connects) {
+  const int per = params.per_connection.value_or(1);
+  const bool tls = params.tls.has_value();
+  std::string out;
+  if (params.protocol) {
+    out = *params.protocol == "h2" ? "HTTP/2 over TLS" : "HTTP/2 cleartext (h2c)";
+    out += fmt::format(", {} stream{} per connection", per, per == 1 ? "" : "s");
+  } else {
+    out = tls ? "HTTP/1.1 over TLS" : "HTTP/1.1";
+    if (per > 1) out += fmt::format(", pipelined {} per connection", per);
+  }
+  if (connects != nullptr && connects->tls && !connects->tls->version.empty()) {
+    out += fmt::format(" ({} {})", connects->tls->version, connects->tls->cipher);
+  }
+  return out;
+}
 
 std::string render_table(const std::vector<std::vector<std::string>>& rows,
                          const std::vector<bool>& left) {
@@ -198,13 +240,17 @@ std::string render_run_text(const RunDocument& doc) {
         r.open->target_rate_rps, doc.params.arrival, connections, r.threads, threads, r.duration_s,
         doc.params.warmup_s);
   } else {
+    const int per = doc.params.per_connection.value_or(1);
+    const int opened = connections / per;
     out += fmt::format(
-        "  closed loop: {} connection{}, {} {}, {:.2f} s measured after {:.2f} s "
+        "  closed loop: {} connection{}{}, {} {}, {:.2f} s measured after {:.2f} s "
         "warm-up\n",
-        connections, connections == 1 ? "" : "s", r.threads, threads, r.duration_s,
-        doc.params.warmup_s);
+        opened, opened == 1 ? "" : "s",
+        per > 1 ? fmt::format(" x {} = {} in flight", per, connections) : "", r.threads, threads,
+        r.duration_s, doc.params.warmup_s);
   }
   out += keepalive_text(doc.params, r.open.has_value());
+  out += protocol_text(doc.params, r.open.has_value());
   if (k > 1) {
     out += fmt::format(
         "  {} repeats: figures are the median (min-max); details of the median "
@@ -450,6 +496,7 @@ std::string sweep_heading(const LoadParams& params, const std::string& target, s
       params.repeats > 1 ? fmt::format(", {} repeats per level: median (min-max)", params.repeats)
                          : "");
   out += keepalive_text(params, open);
+  out += protocol_text(params, open);
   return out;
 }
 
@@ -465,7 +512,7 @@ std::string live_sweep_row(const std::vector<core::RunResult>& repeats, bool by_
   const core::Histogram& h = r.stats.latency_ns;
   return fmt::format(
       "{:>11}  {:>8}  {:>17.0f}  {:>10.2f}  {:>8.2f}  {:>6}",
-      by_rate ? fmt::format("{:.0f}", r.target_rate_rps) : std::to_string(r.connections),
+      by_rate ? fmt::format("{:.0f}", r.target_rate_rps) : std::to_string(r.concurrency()),
       r.stats.completed, r.throughput_rps(), static_cast<double>(h.value_at_percentile(50)) / 1e6,
       static_cast<double>(h.value_at_percentile(99)) / 1e6, r.stats.total_errors());
 }

@@ -15,6 +15,11 @@ namespace knee::report {
 // kind and cause, and N against X * mean R.
 std::string render_run_text(const RunDocument& doc);
 
+// The protocol a run spoke, in words, for headers and the HTML page: "HTTP/1.1", "HTTP/1.1
+// pipelined, 4 per connection", "HTTP/2 over TLS, 10 streams per connection", with the TLS
+// version and cipher from `connects` when known ("... (TLSv1.3 TLS_AES_256_GCM_SHA384)").
+std::string protocol_name(const LoadParams& params, const ConnectFigures* connects);
+
 // The sweep table with the seed's columns (concurrency, requests, throughput, median, p99) and
 // X * mean R (Little's N), followed by the knee verdict with its rule, Little's law and warnings.
 std::string render_sweep_text(const SweepDocument& doc);
