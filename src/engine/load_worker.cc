@@ -434,7 +434,13 @@ void LoadWorker::send(uint32_t l, TimePoint now, TimePoint intended, bool measur
   lane.received = 0;
   lane.body_bytes = 0;
   lane.partial_at = TimePoint{};
-  if (measured && !c.tcp_base) c.tcp_base = net::tcp_counters(c.transport->fd());
+  if (measured && !c.tcp_base) {
+    // A connection opened inside the measured phase counts from zero: all its segments are the
+    // run's (the handshake's too), and the getsockopt() is saved, which matters when every
+    // request has a connection of its own (--no-keepalive).
+    c.tcp_base = c.connect_at >= config_.phases.measure_from ? net::TcpCounters{}
+                                                             : net::tcp_counters(c.transport->fd());
+  }
   if (measured) {
     ++stats_.sent;
     ++measured_in_flight_;

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstddef>
 #include <cstring>
 
 namespace knee::http {
@@ -153,22 +154,26 @@ struct H2Callbacks {
     return 0;
   }
 
-  static int on_stream_close(nghttp2_session*, int32_t stream_id, uint32_t error_code,
+  static int on_stream_close(nghttp2_session* session, int32_t stream_id, uint32_t error_code,
                              void* user_data) {
     H2Client& c = self(user_data);
-    auto it = c.streams_.find(stream_id);
-    if (it == c.streams_.end()) return 0;  // cancelled by knee
-    const std::unique_ptr<H2Client::Stream> s = std::move(it->second);
-    c.streams_.erase(it);
+    auto* s =
+        static_cast<H2Client::Stream*>(nghttp2_session_get_stream_user_data(session, stream_id));
+    if (s == nullptr) return 0;
+    nghttp2_session_set_stream_user_data(session, stream_id, nullptr);
+    --c.open_streams_;
+    const H2Client::Stream done = *s;
+    c.give_back(s);
+    if (done.cancelled) return 0;  // given up by knee
     const bool after_goaway = c.goaway_received_ && stream_id > c.goaway_last_stream_;
-    if (error_code == NGHTTP2_NO_ERROR && s->status != 0) {
-      c.listener_.on_response(s->lane, s->status, s->body_bytes, s->frame_bytes);
+    if (error_code == NGHTTP2_NO_ERROR && done.status != 0) {
+      c.listener_.on_response(done.lane, done.status, done.body_bytes, done.frame_bytes);
     } else {
       // A clean close without a final status cannot be a response: the server broke off.
       uint32_t code =
           error_code != NGHTTP2_NO_ERROR ? error_code : uint32_t{NGHTTP2_INTERNAL_ERROR};
       if (after_goaway) code = NGHTTP2_REFUSED_STREAM;
-      c.listener_.on_reset(s->lane, code, after_goaway, s->frame_bytes);
+      c.listener_.on_reset(done.lane, code, after_goaway, done.frame_bytes);
     }
     return 0;
   }
@@ -225,9 +230,22 @@ Result<std::unique_ptr<H2Client>> H2Client::create(Listener& listener) {
 H2Client::~H2Client() { nghttp2_session_del(session_); }
 
 H2Client::Stream* H2Client::find(int32_t stream_id) {
-  auto it = streams_.find(stream_id);
-  return it == streams_.end() ? nullptr : it->second.get();
+  auto* s = static_cast<Stream*>(nghttp2_session_get_stream_user_data(session_, stream_id));
+  return s == nullptr || s->cancelled ? nullptr : s;
 }
+
+H2Client::Stream* H2Client::take_stream() {
+  if (free_.empty()) {
+    owned_.push_back(std::make_unique<Stream>());
+    return owned_.back().get();
+  }
+  Stream* s = free_.back();
+  free_.pop_back();
+  *s = Stream();
+  return s;
+}
+
+void H2Client::give_back(Stream* s) { free_.push_back(s); }
 
 void H2Client::on_frame(int32_t stream_id, uint8_t type, size_t length, uint32_t error_code,
                         int32_t last_stream_id) {
@@ -252,16 +270,24 @@ void H2Client::on_frame(int32_t stream_id, uint8_t type, size_t length, uint32_t
   }
 }
 
+static_assert(sizeof(nghttp2_nv) == sizeof(nghttp2_nv_view) &&
+              offsetof(nghttp2_nv, flags) == offsetof(nghttp2_nv_view, flags));
+
 Result<int32_t> H2Client::submit(uint32_t lane, const H2Request& request) {
   if (goaway_received_) return Status::unavailable("HTTP/2: the server sent GOAWAY");
-  std::vector<nghttp2_nv> nva;
-  nva.reserve(request.fields.size());
-  for (const auto& [name, value] : request.fields) {
-    nva.push_back(nghttp2_nv{reinterpret_cast<uint8_t*>(const_cast<char*>(name.data())),
-                             reinterpret_cast<uint8_t*>(const_cast<char*>(value.data())),
-                             name.size(), value.size(), NGHTTP2_NV_FLAG_NONE});
+  if (nva_of_ != &request || request.has_placeholders || nva_.size() != request.fields.size()) {
+    // The strings stay alive until the stream ends (H2Request's contract), so nghttp2 need not
+    // copy them.
+    nva_.clear();
+    for (const auto& [name, value] : request.fields) {
+      nva_.push_back(nghttp2_nv_view{reinterpret_cast<uint8_t*>(const_cast<char*>(name.data())),
+                                     reinterpret_cast<uint8_t*>(const_cast<char*>(value.data())),
+                                     name.size(), value.size(),
+                                     NGHTTP2_NV_FLAG_NO_COPY_NAME | NGHTTP2_NV_FLAG_NO_COPY_VALUE});
+    }
+    nva_of_ = &request;
   }
-  auto stream = std::make_unique<Stream>();
+  Stream* stream = take_stream();
   stream->lane = lane;
   nghttp2_data_provider body{};
   const nghttp2_data_provider* provider = nullptr;
@@ -271,14 +297,20 @@ Result<int32_t> H2Client::submit(uint32_t lane, const H2Request& request) {
     provider = &body;
   }
   const int32_t id =
-      nghttp2_submit_request(session_, nullptr, nva.data(), nva.size(), provider, nullptr);
-  if (id < 0) return Status::io_error(fmt::format("HTTP/2: {}", nghttp2_strerror(id)));
-  streams_.emplace(id, std::move(stream));
+      nghttp2_submit_request(session_, nullptr, reinterpret_cast<const nghttp2_nv*>(nva_.data()),
+                             nva_.size(), provider, stream);
+  if (id < 0) {
+    give_back(stream);
+    return Status::io_error(fmt::format("HTTP/2: {}", nghttp2_strerror(id)));
+  }
+  ++open_streams_;
   return id;
 }
 
 void H2Client::cancel(int32_t stream_id) {
-  if (streams_.erase(stream_id) == 0) return;
+  Stream* s = find(stream_id);
+  if (s == nullptr) return;
+  s->cancelled = true;  // returned to the pool when nghttp2 closes the stream
   nghttp2_submit_rst_stream(session_, NGHTTP2_FLAG_NONE, stream_id, NGHTTP2_CANCEL);
 }
 

@@ -27,7 +27,6 @@
 #include <memory>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -35,6 +34,17 @@
 #include "http/request.h"
 
 struct nghttp2_session;
+
+namespace knee::http {
+// nghttp2_nv's layout, so the header needs no nghttp2 include (checked in h2_client.cc).
+struct nghttp2_nv_view {
+  uint8_t* name;
+  uint8_t* value;
+  size_t namelen;
+  size_t valuelen;
+  uint8_t flags;
+};
+}  // namespace knee::http
 
 namespace knee::http {
 
@@ -98,7 +108,7 @@ class H2Client {
   // The server's SETTINGS_MAX_CONCURRENT_STREAMS; 0 before its SETTINGS arrived or when it set
   // none (unlimited).
   uint32_t server_max_streams() const { return server_max_streams_; }
-  size_t open_streams() const { return streams_.size(); }
+  size_t open_streams() const { return open_streams_; }
 
   // RFC 9113 §7's name of an error code ("REFUSED_STREAM"), "0x1f" for an unknown one.
   static std::string error_name(uint32_t error_code);
@@ -111,6 +121,7 @@ class H2Client {
     uint64_t frame_bytes = 0;
     const std::string* body = nullptr;  // request body to send
     size_t body_sent = 0;
+    bool cancelled = false;  // by cancel(): no Listener call
   };
   explicit H2Client(Listener& listener) : listener_(listener) {}
   Stream* find(int32_t stream_id);
@@ -119,13 +130,20 @@ class H2Client {
 
   Listener& listener_;
   nghttp2_session* session_ = nullptr;
-  std::unordered_map<int32_t, std::unique_ptr<Stream>> streams_;
+  // Streams are nghttp2's stream user data, taken from and returned to a pool: no allocation
+  // per request once the pool holds as many as are in flight.
+  std::vector<std::unique_ptr<Stream>> owned_;  // every Stream made, open or free
+  std::vector<Stream*> free_;
+  size_t open_streams_ = 0;
+  Stream* take_stream();
+  void give_back(Stream* s);
   bool settings_seen_ = false;
   bool goaway_received_ = false;
   uint32_t goaway_error_ = 0;
   int32_t goaway_last_stream_ = 0;
   uint32_t server_max_streams_ = 0;
-  std::vector<char> nv_scratch_;
+  std::vector<nghttp2_nv_view> nva_;  // the last request's fields, reused while it is the same
+  const H2Request* nva_of_ = nullptr;
 
   friend struct H2Callbacks;
 };

@@ -133,6 +133,12 @@ std::string reason_hint(const std::string& reason) {
 
 void set_nonblocking(int fd) { ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK); }
 
+// OpenSSL asks for an empty error queue before each I/O call; peeking first skips the clearing
+// loop on the hot path, where the queue is empty (fail_tls() pops what a failure left).
+void clear_errors() {
+  if (ERR_peek_error() != 0) ERR_clear_error();
+}
+
 bool is_ip_literal(const std::string& host) {
   in6_addr v6{};
   in_addr v4{};
@@ -350,7 +356,7 @@ IoResult TlsTransport::finish_connect() {
 }
 
 IoResult TlsTransport::send_some(std::string_view data) {
-  ERR_clear_error();
+  clear_errors();
   size_t written = 0;
   const int r = SSL_write_ex(ssl_, data.data(), data.size(), &written);
   if (r == 1) return IoResult::done(written);
@@ -361,7 +367,7 @@ IoResult TlsTransport::recv_some(std::span<char> buffer) {
   if (pending_) return *std::exchange(pending_, std::nullopt);
   size_t got = 0;
   while (got < buffer.size()) {
-    ERR_clear_error();
+    clear_errors();
     size_t n = 0;
     const int r = SSL_read_ex(ssl_, buffer.data() + got, buffer.size() - got, &n);
     if (r == 1) {
