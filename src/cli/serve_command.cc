@@ -1,7 +1,8 @@
 // `knee serve`: runs the lab server until SIGTERM or SIGINT, then drains and exits.
 //
 // The first stdout line is exactly "listening on HOST:PORT" (flushed at once), which scripts and
-// `knee sweep` read to learn an ephemeral port.
+// `knee sweep` read to learn an ephemeral port. With --tls a second line names the certificate
+// and its SHA-256 fingerprint.
 #include <fmt/core.h>
 
 #include <cstdio>
@@ -10,6 +11,7 @@
 #include "cli/command.h"
 #include "core/units.h"
 #include "lab/lab_server.h"
+#include "net/tls.h"
 
 namespace knee::cli {
 namespace {
@@ -35,6 +37,11 @@ class ServeCommand final : public Subcommand {
     app.add_option("--drain-timeout", drain_timeout_,
                    "On SIGTERM/SIGINT, how long requests in flight may take to finish")
         ->capture_default_str();
+    app.add_flag("--tls", tls_,
+                 "Speak TLS (then HTTP/1.1): a self-signed certificate for localhost, 127.0.0.1 "
+                 "and ::1 made at start, its fingerprint printed; or --cert and --key");
+    app.add_option("--cert", cert_, "With --tls: the certificate chain to serve (PEM)");
+    app.add_option("--key", key_, "With --tls: its private key (PEM, unencrypted)");
   }
 
   int run() override {
@@ -59,8 +66,30 @@ class ServeCommand final : public Subcommand {
       d.out = *parsed;
     }
 
-    auto clean = lab::serve_until_signalled(options, [](const net::SocketAddress& address) {
+    if (!tls_ && (!cert_.empty() || !key_.empty())) {
+      fmt::print(stderr, "knee serve: --cert/--key: only with --tls\n");
+      return kExitBadInput;
+    }
+    if (tls_) {
+      auto context = net::TlsContext::create_server({cert_, key_}, {"http/1.1"});
+      if (!context) {
+        const core::Status& s = context.status();
+        fmt::print(stderr, "knee serve: {}{}\n", s.field().empty() ? "" : "--" + s.field() + ": ",
+                   s.message());
+        return s.code() == core::Status::Code::kInvalidArgument ? kExitBadInput : kExitRunFailed;
+      }
+      options.tls = std::move(context).value();
+    }
+    auto clean = lab::serve_until_signalled(options, [&](const net::SocketAddress& address) {
       fmt::print("listening on {}\n", address.to_string());
+      if (options.tls) {
+        fmt::print("TLS: {}, SHA-256 fingerprint {}\n",
+                   options.tls->self_signed()
+                       ? "a self-signed certificate made at start for localhost, 127.0.0.1 and "
+                         "::1 (clients: -k, or compare the fingerprint)"
+                       : "certificate " + cert_,
+                   options.tls->fingerprint());
+      }
       std::fflush(stdout);
     });
     if (!clean) {
@@ -84,6 +113,8 @@ class ServeCommand final : public Subcommand {
   std::string wait_ = "3ms";
   std::string cpu_ = "200us";
   std::string drain_timeout_ = "5s";
+  bool tls_ = false;
+  std::string cert_, key_;
 };
 
 }  // namespace

@@ -60,6 +60,9 @@ class SweepCommand final : public Subcommand {
                    "Built-in server (no URL): event-loop threads")
         ->capture_default_str()
         ->check(CLI::Range(1, 1024));
+    app.add_flag("--server-tls", server_tls_,
+                 "Built-in server (no URL): serve over TLS (knee serve --tls, a self-signed "
+                 "certificate the client does not verify)");
     add_threshold_option(app, threshold_texts_);
     add_progress_flags(app, progress_flags_);
   }
@@ -92,7 +95,9 @@ class SweepCommand final : public Subcommand {
     }
     const bool builtin = flags_.url.empty();
     if (Status s = check_server_flags(builtin); !s) return report_failure(s);
-    if (builtin) flags_.url = std::string("http://127.0.0.1:1") + kLabPath;
+    if (builtin) {
+      flags_.url = std::string(server_tls_ ? "https" : "http") + "://127.0.0.1:1" + kLabPath;
+    }
     auto plan = plan_of(*levels, by_rate);
     if (!plan) return report_failure(plan.status());
     ResultFiles files;
@@ -102,13 +107,19 @@ class SweepCommand final : public Subcommand {
     std::string target = flags_.url;
     std::optional<int> server_pid = server_pid_;
     if (builtin) {
-      auto started = lab::start_builtin_server(server_wait_, server_cpu_, server_threads_);
+      auto started =
+          lab::start_builtin_server(server_wait_, server_cpu_, server_threads_, server_tls_);
       if (!started) return report_failure(started.status());
       lab.emplace(std::move(started->process));
       target = started->description;
       server_pid = lab->pid();
-      flags_.url = fmt::format("http://127.0.0.1:{}{}", lab->port(), kLabPath);
-      for (auto& level : plan->levels) level[0].request.url = *http::parse_url(flags_.url);
+      flags_.url =
+          fmt::format("{}://127.0.0.1:{}{}", server_tls_ ? "https" : "http", lab->port(), kLabPath);
+      for (auto& level : plan->levels) {
+        level[0].request.url = *http::parse_url(flags_.url);
+        // Its own child's certificate, self-signed: knee knows whom it talks to.
+        if (server_tls_) level[0].tls.verify = false;
+      }
     }
     // Per-second intervals for --hlog, and for the JSON and HTML report's over-time chart.
     if (files.per_second()) {
@@ -180,6 +191,7 @@ class SweepCommand final : public Subcommand {
   std::string server_wait_ = "3ms";
   std::string server_cpu_ = "0.2ms";
   int server_threads_ = 1;
+  bool server_tls_ = false;
   std::vector<std::string> threshold_texts_;  // --threshold, checked on every level's median run
   ProgressFlags progress_flags_;              // --quiet, --no-color
 
@@ -187,13 +199,18 @@ class SweepCommand final : public Subcommand {
   Status check_server_flags(bool builtin) const {
     if (!builtin) {
       if (app_->count("--server-wait") + app_->count("--server-cpu") +
-              app_->count("--server-threads") >
+              app_->count("--server-threads") + app_->count("--server-tls") >
           0) {
         return Status::invalid_argument(
-            "--server-wait/--server-cpu/--server-threads: only without a URL (they configure "
-            "the built-in lab server)");
+            "--server-wait/--server-cpu/--server-threads/--server-tls: only without a URL (they "
+            "configure the built-in lab server)");
       }
       return Status::ok();
+    }
+    if (flags_.h2 || flags_.h2c) {
+      return Status::invalid_argument(
+          "--h2/--h2c: the built-in lab server speaks HTTP/1.1 only (over TLS with "
+          "--server-tls); give the URL of an HTTP/2 server");
     }
     for (auto [flag, value] :
          {std::pair{"--server-wait", &server_wait_}, std::pair{"--server-cpu", &server_cpu_}}) {

@@ -35,6 +35,7 @@
 #include "core/clock.h"
 #include "core/status.h"
 #include "net/socket.h"
+#include "net/tls.h"
 
 namespace knee::lab {
 
@@ -50,6 +51,9 @@ struct ServerOptions {
   core::Nanos cpu = std::chrono::microseconds(200);
   // How long a stop waits for requests in flight before cutting them off, >= 0.
   core::Nanos drain_timeout = std::chrono::seconds(5);
+  // --tls: every connection speaks TLS first (a TlsContext::create_server() context), then the
+  // same HTTP/1.1; null for cleartext.
+  std::shared_ptr<const net::TlsContext> tls;
 };
 
 class ServerWorker;

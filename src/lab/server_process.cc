@@ -123,11 +123,13 @@ void ServerProcess::stop() {
 ServerProcess::~ServerProcess() { stop(); }
 
 Result<BuiltinServer> start_builtin_server(const std::string& wait, const std::string& cpu,
-                                           int threads) {
+                                           int threads, bool tls) {
   const std::vector<int> cpus = allowed_cpus();
   const int server_cpu = cpus.size() >= 2 ? cpus.front() : -1;
-  auto child = ServerProcess::start(
-      {"--wait", wait, "--cpu", cpu, "--threads", std::to_string(threads)}, server_cpu);
+  std::vector<std::string> args = {"--wait", wait,        "--cpu",
+                                   cpu,      "--threads", std::to_string(threads)};
+  if (tls) args.emplace_back("--tls");
+  auto child = ServerProcess::start(args, server_cpu);
   if (!child) return child.status();
   std::string pinning = "server and client share the CPUs (fewer than 2 available)";
   if (server_cpu >= 0) {
@@ -137,9 +139,9 @@ Result<BuiltinServer> start_builtin_server(const std::string& wait, const std::s
                           client.size() == 1 ? std::to_string(client[0]) : "the others");
   }
   std::string description = fmt::format(
-      "built-in lab server (knee serve, pid {}): {} event-loop thread{}, each tracking request "
+      "built-in lab server (knee serve{}, pid {}): {} event-loop thread{}, each tracking request "
       "waits {} on a timer then burns {} of CPU; {}",
-      child->pid(), threads, threads == 1 ? "" : "s", wait, cpu, pinning);
+      tls ? " --tls" : "", child->pid(), threads, threads == 1 ? "" : "s", wait, cpu, pinning);
   return BuiltinServer{std::move(child).value(), std::move(description)};
 }
 

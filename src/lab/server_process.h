@@ -49,8 +49,9 @@ struct BuiltinServer {
   ServerProcess process;
   std::string description;
 };
+// `tls`: served over TLS with a self-signed certificate (knee serve --tls).
 core::Result<BuiltinServer> start_builtin_server(const std::string& wait, const std::string& cpu,
-                                                 int threads);
+                                                 int threads, bool tls = false);
 
 // CPUs this process may run on (sched_getaffinity), in increasing order.
 std::vector<int> allowed_cpus();

@@ -52,6 +52,7 @@ uint64_t tag_of(uint32_t slot, uint32_t generation) {
 
 enum class ConnState : uint8_t {
   kFree,       // slot unused
+  kHandshake,  // --tls: the TLS handshake is under way
   kActive,     // reading, parsing, answering
   kWaiting,    // a request waits on a timer; later requests stay in the buffer
   kLingering,  // last response sent, write side shut; dropping input until EOF or timeout
@@ -219,8 +220,18 @@ void ServerWorker::open_connection(net::Fd fd) {
     slots_.push_back(std::make_unique<Connection>(slot));
   }
   Connection& c = *slots_[slot];
-  c.transport = std::make_unique<net::TcpTransport>(std::move(fd));
   c.state = ConnState::kActive;
+  if (shared_.options.tls) {
+    auto tls = net::TlsTransport::accept(std::move(fd), *shared_.options.tls);
+    if (!tls) {
+      free_slots_.push_back(slot);
+      return;
+    }
+    c.transport = std::move(tls).value();
+    c.state = ConnState::kHandshake;
+  } else {
+    c.transport = std::make_unique<net::TcpTransport>(std::move(fd));
+  }
   c.readable = true;  // the request often arrives with the handshake
   c.peer_shut = false;
   c.close_after_write = false;
@@ -274,6 +285,17 @@ void ServerWorker::linger(Connection& c) {
 // buffered requests, read more. Returns when it would block, waits on a timer, or closed.
 void ServerWorker::drive(Connection& c) {
   while (true) {
+    if (c.state == ConnState::kHandshake) {
+      const net::IoResult r = c.transport->finish_connect();
+      if (r.status == net::IoStatus::kWouldBlock) return;  // edge-triggered: both directions armed
+      if (r.status != net::IoStatus::kDone) {
+        close_connection(c);  // not TLS, a bad certificate on the client's side, a reset
+        return;
+      }
+      c.state = ConnState::kActive;
+      c.readable = true;  // the first request may have come with the handshake's last flight
+      continue;
+    }
     if (c.state == ConnState::kLingering) {
       if (c.readable) linger(c);
       return;
@@ -309,7 +331,8 @@ void ServerWorker::drive(Connection& c) {
       c.in_end += r.bytes;
       // A short read emptied the socket; with edge triggering, new bytes bring a new event. Not
       // so an EOF that came with the same edge: after a shutdown, read on until it shows.
-      if (r.bytes < space && !c.peer_shut) c.readable = false;
+      // TLS may hold decrypted bytes, or a close read after them, that no edge will announce.
+      if (r.bytes < space && !c.peer_shut && !c.transport->buffered()) c.readable = false;
       continue;
     }
     if (r.status == net::IoStatus::kWouldBlock) {
@@ -530,6 +553,10 @@ void ServerWorker::begin_drain() {
   listener_.reset();
   for (auto& slot : slots_) {
     Connection& c = *slot;
+    if (c.state == ConnState::kHandshake) {
+      close_connection(c);  // no request yet
+      continue;
+    }
     if (c.state != ConnState::kActive) continue;  // waiting: answers, then closes
     if (c.out_sent < c.out.size()) {
       c.close_after_write = true;  // still writing an answer: finish it, then close

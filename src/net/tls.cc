@@ -278,6 +278,18 @@ Result<std::unique_ptr<TlsTransport>> TlsTransport::create(Fd fd, const TlsConte
   return t;
 }
 
+Result<std::unique_ptr<TlsTransport>> TlsTransport::accept(Fd fd, const TlsContext& context) {
+  SSL* ssl = SSL_new(context.get());
+  if (ssl == nullptr) return Status::io_error("TLS: cannot make a connection: " + pop_ssl_errors());
+  std::unique_ptr<TlsTransport> t(new TlsTransport(std::move(fd), ssl));
+  BIO* bio = BIO_new(socket_method());
+  if (bio == nullptr) return Status::io_error("TLS: cannot make a socket BIO: " + pop_ssl_errors());
+  BIO_set_data(bio, reinterpret_cast<void*>(static_cast<intptr_t>(t->fd_.get())));
+  SSL_set_bio(ssl, bio, bio);
+  SSL_set_accept_state(ssl);
+  return t;
+}
+
 TlsTransport::~TlsTransport() {
   // OpenSSL drops the session of a connection freed without a shutdown as if it had failed;
   // a connection knee closes (keep-alive end, the run's end) is not a failure, so its session

@@ -47,23 +47,44 @@ struct TlsOptions {
   bool operator==(const TlsOptions&) const = default;
 };
 
-// An SSL_CTX configured from TlsOptions.
+// The lab server's side (knee serve --tls): a certificate chain and key in PEM files, or, when
+// both are empty, a self-signed certificate made in memory at start (EC P-256, SHA-256, valid 30
+// days, subjectAltName DNS:localhost, IP:127.0.0.1, IP:::1).
+struct TlsServerIdentity {
+  std::string cert_file;
+  std::string key_file;
+};
+
+// An SSL_CTX configured from TlsOptions (a client) or a TlsServerIdentity (a server).
 class TlsContext {
  public:
   // Errors: kInvalidArgument naming the file and OpenSSL's reason for a CA bundle, certificate
   // or key that cannot be read or does not match, or a version other than 12 or 13.
   static core::Result<std::shared_ptr<const TlsContext>> create(const TlsOptions& options);
+  // A server context that accepts TLS 1.2 and 1.3 and selects, in ALPN, the first of `alpn`
+  // (server preference, "http/1.1") the client offers, or none. Errors: kInvalidArgument naming
+  // --cert or --key as create() does (field "cert" or "key"), or one given without the other;
+  // kIoError when OpenSSL cannot make the certificate.
+  static core::Result<std::shared_ptr<const TlsContext>> create_server(
+      const TlsServerIdentity& identity, std::vector<std::string> alpn);
   ~TlsContext();
   TlsContext(const TlsContext&) = delete;
   TlsContext& operator=(const TlsContext&) = delete;
 
   SSL_CTX* get() const { return ctx_; }
   const TlsOptions& options() const { return options_; }
+  // A server context's certificate: its SHA-256 fingerprint as colon-separated hex
+  // ("3A:F1:...", what `openssl x509 -fingerprint -sha256` prints), and whether knee made it.
+  const std::string& fingerprint() const { return fingerprint_; }
+  bool self_signed() const { return self_signed_; }
 
  private:
   TlsContext(SSL_CTX* ctx, TlsOptions options) : ctx_(ctx), options_(std::move(options)) {}
   SSL_CTX* ctx_;
   TlsOptions options_;
+  std::string fingerprint_;
+  bool self_signed_ = false;
+  std::vector<std::string> server_alpn_;  // a server's ALPN preference, read by its callback
 };
 
 // The latest session a server gave this thread's connections, to resume the next one. Empty
@@ -97,6 +118,9 @@ class TlsTransport final : public Transport {
   static core::Result<std::unique_ptr<TlsTransport>> create(Fd fd, const TlsContext& context,
                                                             const std::string& server_name,
                                                             TlsSessionCache* sessions);
+  // The server side of an accepted socket (a create_server() context): finish_connect() runs
+  // the handshake as the server. Errors as create().
+  static core::Result<std::unique_ptr<TlsTransport>> accept(Fd fd, const TlsContext& context);
   ~TlsTransport() override;
 
   int fd() const override { return fd_.get(); }

@@ -103,3 +103,47 @@ TEST(Https, TlsFlagsAreCheckedBeforeAnythingIsMeasured) {
 
 }  // namespace
 }  // namespace knee
+
+namespace knee {
+namespace {
+
+// knee serve --tls (issue 12, point 6): the lab server over TLS with a certificate it made, and
+// knee sweep's built-in server with --server-tls.
+TEST(ServeTls, TheLabServerSpeaksTlsWithASelfSignedCertificate) {
+  testing::BackgroundProcess server({KNEE_BINARY, "serve", "--tls", "--port", "0"});
+  const int port = testing::port_of_listening_line(server.first_line());
+  ASSERT_GT(port, 0) << server.first_line();
+  const std::string url = "https://127.0.0.1:" + std::to_string(port) + "/fast";
+  // Verified, it is what it says: self-signed.
+  auto refused = run_process({KNEE_BINARY, "run", url, "-d", "0.2s"});
+  EXPECT_EQ(refused.exit_code, 1);
+  EXPECT_NE(refused.err.find("self-signed certificate"), std::string::npos) << refused.err;
+  auto r = run_process(
+      {KNEE_BINARY, "run", url, "-k", "-c", "2", "-d", "0.3s", "-w", "0", "--json", "-"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto doc = nlohmann::json::parse(r.out);
+  EXPECT_EQ(doc["connects"]["tls"]["version"], "TLSv1.3");
+  EXPECT_EQ(doc["connects"]["tls"]["alpn"], "http/1.1");
+  EXPECT_GT(doc["ok"].get<int>(), 10);
+  EXPECT_EQ(doc["errors"]["tls"], 0);
+  EXPECT_EQ(server.terminate(), 0);
+
+  auto lone = run_process({KNEE_BINARY, "serve", "--cert", "x.pem", "--port", "0"});
+  EXPECT_EQ(lone.exit_code, 2);
+  EXPECT_EQ(lone.err, "knee serve: --cert/--key: only with --tls\n");
+}
+
+TEST(ServeTls, ASweepOfTheBuiltInServerOverTls) {
+  auto r = run_process({KNEE_BINARY, "sweep", "--server-tls", "--levels", "1,2", "-d", "0.3s", "-w",
+                        "0", "--quiet", "--server-wait", "1ms"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("built-in lab server (knee serve --tls, pid "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("TLS: TLSv1.3 "), std::string::npos) << r.out;
+  auto h2 = run_process({KNEE_BINARY, "sweep", "--h2c", "--levels", "1", "-d", "0.2s"});
+  EXPECT_EQ(h2.exit_code, 2);
+  EXPECT_NE(h2.err.find("the built-in lab server speaks HTTP/1.1 only"), std::string::npos)
+      << h2.err;
+}
+
+}  // namespace
+}  // namespace knee
