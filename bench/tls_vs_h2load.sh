@@ -11,7 +11,7 @@
 # request (user+sys of the whole process, /usr/bin/time), and the load average before. nginx's
 # CPU 0 busy share is printed beside each figure: the saturated resource.
 #
-# Not here yet: `knee serve --tls` against nginx (the lab server has no TLS yet).
+# The lab server's side (`knee serve --tls` against nginx) is bench/serve_tls_vs_nginx.sh.
 #
 # usage: bench/tls_vs_h2load.sh [KNEE_BINARY] [seconds, default 5] [connections, default 64]
 #        [rounds, default 3] [loads, default "h1 h2 newconn"] [streams, default 10]
