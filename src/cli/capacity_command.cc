@@ -137,7 +137,7 @@ class CapacityCommand final : public Subcommand {
           stderr, "knee: capacity: interrupted; so far bracket [{}, {}]\n",
           doc.capacity_rps ? report::rate_text(*doc.capacity_rps) : "none",
           doc.bracket.lowest_fail_rps ? report::rate_text(*doc.bracket.lowest_fail_rps) : "none");
-      return 130;
+      return kExitInterrupted;
     }
     if (!doc.capacity_rps) {
       std::string slos;

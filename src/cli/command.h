@@ -16,6 +16,8 @@ inline constexpr int kExitOk = 0;
 inline constexpr int kExitRunFailed = 1;
 inline constexpr int kExitBadInput = 2;
 inline constexpr int kExitThresholds = 3;
+inline constexpr int kExitInterrupted =
+    130;  // SIGINT/SIGTERM (128 + SIGINT), after what was measured
 
 class Subcommand {
  public:

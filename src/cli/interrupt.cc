@@ -11,6 +11,8 @@ extern "C" void on_signal(int) { g_interrupted.store(true, std::memory_order_rel
 
 }  // namespace
 
+bool interrupt_requested() { return g_interrupted.load(std::memory_order_relaxed); }
+
 const std::atomic<bool>& install_interrupt_handler() {
   struct sigaction sa {};
   sa.sa_handler = on_signal;

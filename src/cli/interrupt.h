@@ -8,5 +8,7 @@ namespace knee::cli {
 
 // Installs the handlers (once) and returns the flag they set.
 const std::atomic<bool>& install_interrupt_handler();
+// Whether SIGINT/SIGTERM arrived since the handlers were installed (false before).
+bool interrupt_requested();
 
 }  // namespace knee::cli

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "cli/command.h"
+#include "cli/interrupt.h"
 #include "core/units.h"
 #include "http/url.h"
 
@@ -333,6 +334,12 @@ std::string flag_of(const std::string& field) {
 }
 
 int report_failure(const Status& status) {
+  if (interrupt_requested()) {
+    // Ctrl-C during the pre-flight connect or handshake: the failure is the interruption's.
+    // Regression: it exited 1 as if the target were unreachable.
+    fmt::print(stderr, "knee: interrupted before measuring began ({})\n", status.message());
+    return kExitInterrupted;
+  }
   if (status.field().empty()) {
     fmt::print(stderr, "knee: {}\n", status.message());
   } else {

@@ -141,7 +141,7 @@ class RunCommand final : public Subcommand {
       missed_rate |= !kept_rate(doc, name);
       unreachable |= went_away(doc.level, "scenario " + name);
     }
-    if (result.interrupted) return 130;
+    if (result.interrupted) return kExitInterrupted;
     if (unreachable) return kExitRunFailed;
     return missed_rate ? kExitThresholds : kExitOk;
   }
@@ -193,7 +193,7 @@ class RunCommand final : public Subcommand {
   int finish(const report::RunDocument& doc, const std::vector<core::RunResult>& runs,
              const std::vector<analysis::Threshold>& thresholds, ResultFiles& files) {
     if (Status s = files.write(doc, report::render_run_text(doc)); !s) return report_failure(s);
-    if (runs.back().interrupted) return 130;
+    if (runs.back().interrupted) return kExitInterrupted;
     if (went_away(doc.level, "")) return kExitRunFailed;
     const bool passed = passes_thresholds(thresholds, {doc.level}, /*name_levels=*/false);
     const bool kept = kept_rate(doc, "");

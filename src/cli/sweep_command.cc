@@ -172,7 +172,7 @@ class SweepCommand final : public Subcommand {
       fmt::print(stderr, "knee: {}\n", result.failed->what());
       return kExitRunFailed;
     }
-    if (result.interrupted) return 130;
+    if (result.interrupted) return kExitInterrupted;
     if (went_away(doc.levels)) return kExitRunFailed;
     return passes_thresholds(*thresholds, doc.levels, /*name_levels=*/true) ? kExitOk
                                                                             : kExitThresholds;

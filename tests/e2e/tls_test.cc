@@ -1,9 +1,19 @@
 // knee run https:// as a user types it (issue 12, points 1, 2 and 7): the text and JSON name the
 // TLS version, cipher and handshakes; a certificate that does not verify is one clear line and
 // exit 1; the TLS flags are checked before anything is measured (exit 2).
+#include <arpa/inet.h>
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <csignal>
 #include <nlohmann/json.hpp>
+#include <thread>
+#include <vector>
 
 #include "support/scripted_server.h"
 #include "support/subprocess.h"
@@ -143,6 +153,52 @@ TEST(ServeTls, ASweepOfTheBuiltInServerOverTls) {
   EXPECT_EQ(h2.exit_code, 2);
   EXPECT_NE(h2.err.find("the built-in lab server speaks HTTP/1.1 only"), std::string::npos)
       << h2.err;
+}
+
+}  // namespace
+}  // namespace knee
+
+namespace knee {
+namespace {
+
+// Regression: Ctrl-C while the pre-flight handshake waited on a server that never answers
+// exited 1, as if the target were unreachable; an interrupted run exits 130.
+TEST(ServeTls, CtrlCDuringThePreflightHandshakeExits130) {
+  const int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(::listen(listener, 8), 0);  // connects complete in the backlog; nothing answers
+  socklen_t len = sizeof addr;
+  ::getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len);
+  const std::string url = "https://127.0.0.1:" + std::to_string(ntohs(addr.sin_port)) + "/";
+  int err_pipe[2];
+  ASSERT_EQ(::pipe2(err_pipe, O_CLOEXEC), 0);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, err_pipe[1], 2);
+  std::vector<std::string> args = {KNEE_BINARY, "run", url, "-k", "-d", "1s", "--timeout", "20s"};
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = -1;
+  ASSERT_EQ(posix_spawn(&pid, KNEE_BINARY, &actions, nullptr, argv.data(), environ), 0);
+  posix_spawn_file_actions_destroy(&actions);
+  ::close(err_pipe[1]);
+  std::this_thread::sleep_for(std::chrono::milliseconds(800));
+  ::kill(pid, SIGINT);
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  std::string err;
+  char buf[512];
+  ssize_t n = 0;
+  while ((n = ::read(err_pipe[0], buf, sizeof buf)) > 0) err.append(buf, static_cast<size_t>(n));
+  ::close(err_pipe[0]);
+  ::close(listener);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 130) << err;
+  EXPECT_EQ(err.rfind("knee: interrupted before measuring began (", 0), 0u) << err;
 }
 
 }  // namespace
