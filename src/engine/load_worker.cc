@@ -465,12 +465,15 @@ void LoadWorker::send(uint32_t l, TimePoint now, TimePoint intended, bool measur
     }
     ++c.seq;
     auto stream = c.h2->submit(l, *request);
-    if (stream) {
-      lane.stream = *stream;
+    if (!stream) {
+      // The session takes no new stream (ids used up, no memory): the connection goes, so the
+      // lane is not sent again into the same refusal.
+      const std::string why = stream.status().message();
+      fail_connection(ci, ErrorKind::kWrite, why, ErrorKind::kWrite, why);
     } else {
-      fail_lane(l, ErrorKind::kWrite, stream.status().message());
+      lane.stream = *stream;
+      write_later(ci);
     }
-    write_later(ci);
   } else {
     const http::RequestTemplate& request = *config_.request;
     const std::string* bytes = &lane.rendered;
@@ -541,7 +544,6 @@ void LoadWorker::read_some(uint32_t ci) {
     const net::IoResult r = c.transport->recv_some(read_buffer_);
     if (r.status == net::IoStatus::kDone) {
       if (h2()) {
-        h2_conn_ = ci;
         const Status received = c.h2->receive(std::string_view(read_buffer_.data(), r.bytes));
         if (!received.ok()) {
           fail_connection(ci, ErrorKind::kParse, received.message(), ErrorKind::kParse,
@@ -703,12 +705,14 @@ void LoadWorker::after_h2_io(uint32_t ci) {
 
 void LoadWorker::on_response(uint32_t l, int status, uint64_t body_bytes, uint64_t frame_bytes) {
   lanes_[l].received = frame_bytes;
+  lanes_[l].stream = nullptr;  // the session took it back
   complete_lane(l, config_.clock->now(), status, body_bytes);
 }
 
 void LoadWorker::on_reset(uint32_t l, uint32_t error_code, bool after_goaway,
                           uint64_t frame_bytes) {
   lanes_[l].received = frame_bytes;
+  lanes_[l].stream = nullptr;
   std::string cause = http::H2Client::error_name(error_code);
   if (after_goaway) cause += " after GOAWAY";
   fail_lane(l, ErrorKind::kStreamReset, cause);
@@ -888,10 +892,11 @@ void LoadWorker::check_timeouts(TimePoint now) {
       if (lane.state != LaneState::kBusy || now - lane.sent_at < config_.timeout) continue;
       if (h2()) {
         c.h2->cancel(lane.stream);  // the connection goes on; only this stream is given up
+        lane.stream = nullptr;
         fail_lane(l, ErrorKind::kTimeout, "");
       } else {
         // HTTP/1.1 cannot skip one response: the connection goes, with what is behind it.
-        fail_connection(ci, ErrorKind::kTimeout, "", ErrorKind::kTimeout,
+        fail_connection(ci, ErrorKind::kTimeout, "", ErrorKind::kClosedBeforeResponse,
                         "pipelined behind a timed-out request");
       }
     }

@@ -122,7 +122,7 @@ class LoadWorker final : public ConnectionPool, private http::H2Client::Listener
     bool retry_wait = false;  // free after a failed connect: the feeder hears after the delay
     uint64_t received = 0;    // bytes of its response read so far
     uint64_t body_bytes = 0;  // HTTP/2: the response body's bytes
-    int32_t stream = 0;       // HTTP/2: its stream id
+    http::H2Client::Stream* stream = nullptr;  // HTTP/2: its stream while busy
     // When the last read that left the response incomplete happened (epoch: none yet).
     core::TimePoint partial_at{};
     core::TimePoint intended_at{};  // open loop: the schedule's time; closed loop: = sent_at
@@ -232,8 +232,6 @@ class LoadWorker final : public ConnectionPool, private http::H2Client::Listener
   bool interrupted_ = false;
   size_t in_flight_ = 0;           // lanes with a request in flight
   size_t measured_in_flight_ = 0;  // of those, requests of the measured phase
-  // HTTP/2 callbacks arrive inside receive(): the connection they belong to.
-  uint32_t h2_conn_ = 0;
   // Interval histograms (config_.interval > 0).
   std::optional<core::Histogram> interval_hist_;
   size_t interval_index_ = 0;

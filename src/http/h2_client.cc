@@ -60,6 +60,23 @@ bool dropped_field(const std::string& name) {
 
 }  // namespace
 
+struct H2Client::Stream {
+  int32_t id = 0;
+  uint32_t lane = 0;
+  int status = 0;
+  uint64_t body_bytes = 0;
+  uint64_t frame_bytes = 0;
+  const std::string* body = nullptr;  // request body to send
+  size_t body_sent = 0;
+  bool ended = false;      // the server's END_STREAM arrived: the response is whole
+  bool cancelled = false;  // by cancel(): no Listener call
+};
+
+struct H2Client::NvList {
+  const H2Request* of = nullptr;
+  std::vector<nghttp2_nv> nv;
+};
+
 Result<H2Request> H2Request::compile(const RequestSpec& spec) {
   // The HTTP/1.1 template's checks (method token, field names and values, Content-Length
   // against the body) hold for HTTP/2 too.
@@ -103,6 +120,7 @@ void H2Request::render(uint64_t conn, uint64_t seq, H2Request& out) const {
   expand(body, c, s, out.body);
   out.has_placeholders = false;
   out.is_head = is_head;
+  out.rendered = true;
   // A body with placeholders gets its length once expanded.
   if (!out.body.empty() && holds_placeholder(body)) {
     out.fields.emplace_back("content-length", std::to_string(out.body.size()));
@@ -149,8 +167,8 @@ struct H2Callbacks {
     if (frame->hd.type == NGHTTP2_SETTINGS && (frame->hd.flags & NGHTTP2_FLAG_ACK) != 0) {
       return 0;
     }
-    self(user_data).on_frame(frame->hd.stream_id, frame->hd.type, frame->hd.length, error_code,
-                             last_stream_id);
+    self(user_data).on_frame(frame->hd.stream_id, frame->hd.type, frame->hd.flags, frame->hd.length,
+                             error_code, last_stream_id);
     return 0;
   }
 
@@ -161,28 +179,20 @@ struct H2Callbacks {
         static_cast<H2Client::Stream*>(nghttp2_session_get_stream_user_data(session, stream_id));
     if (s == nullptr) return 0;
     nghttp2_session_set_stream_user_data(session, stream_id, nullptr);
-    --c.open_streams_;
     const H2Client::Stream done = *s;
     c.give_back(s);
     if (done.cancelled) return 0;  // given up by knee
     const bool after_goaway = c.goaway_received_ && stream_id > c.goaway_last_stream_;
-    if (error_code == NGHTTP2_NO_ERROR && done.status != 0) {
+    // A response is whole only with the server's END_STREAM: a RST_STREAM(NO_ERROR) in the
+    // middle of the body is a reset, not an answer.
+    if (error_code == NGHTTP2_NO_ERROR && done.status != 0 && done.ended) {
       c.listener_.on_response(done.lane, done.status, done.body_bytes, done.frame_bytes);
     } else {
-      // A clean close without a final status cannot be a response: the server broke off.
       uint32_t code =
           error_code != NGHTTP2_NO_ERROR ? error_code : uint32_t{NGHTTP2_INTERNAL_ERROR};
       if (after_goaway) code = NGHTTP2_REFUSED_STREAM;
       c.listener_.on_reset(done.lane, code, after_goaway, done.frame_bytes);
     }
-    return 0;
-  }
-
-  static int on_frame_not_send(nghttp2_session*, const nghttp2_frame* frame, int, void* user_data) {
-    // A request that could not start (a GOAWAY came first): the stream is closed with
-    // on_stream_close, which reports it refused.
-    (void)frame;
-    (void)user_data;
     return 0;
   }
 
@@ -211,7 +221,6 @@ Result<std::unique_ptr<H2Client>> H2Client::create(Listener& listener) {
   nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cb, H2Callbacks::on_data_chunk);
   nghttp2_session_callbacks_set_on_frame_recv_callback(cb, H2Callbacks::on_frame_recv);
   nghttp2_session_callbacks_set_on_stream_close_callback(cb, H2Callbacks::on_stream_close);
-  nghttp2_session_callbacks_set_on_frame_not_send_callback(cb, H2Callbacks::on_frame_not_send);
   const int rv = nghttp2_session_client_new(&c->session_, cb, c.get());
   nghttp2_session_callbacks_del(cb);
   if (rv != 0) return Status::io_error(fmt::format("HTTP/2: {}", nghttp2_strerror(rv)));
@@ -226,6 +235,8 @@ Result<std::unique_ptr<H2Client>> H2Client::create(Listener& listener) {
   }
   return c;
 }
+
+H2Client::H2Client(Listener& listener) : listener_(listener) {}
 
 H2Client::~H2Client() { nghttp2_session_del(session_); }
 
@@ -247,8 +258,8 @@ H2Client::Stream* H2Client::take_stream() {
 
 void H2Client::give_back(Stream* s) { free_.push_back(s); }
 
-void H2Client::on_frame(int32_t stream_id, uint8_t type, size_t length, uint32_t error_code,
-                        int32_t last_stream_id) {
+void H2Client::on_frame(int32_t stream_id, uint8_t type, uint8_t flags, size_t length,
+                        uint32_t error_code, int32_t last_stream_id) {
   switch (type) {
     case NGHTTP2_SETTINGS:
       settings_seen_ = true;
@@ -263,29 +274,30 @@ void H2Client::on_frame(int32_t stream_id, uint8_t type, size_t length, uint32_t
       break;
     case NGHTTP2_HEADERS:
     case NGHTTP2_DATA:
-      if (Stream* s = find(stream_id)) s->frame_bytes += length + 9;
+      if (Stream* s = find(stream_id)) {
+        s->frame_bytes += length + 9;
+        if ((flags & NGHTTP2_FLAG_END_STREAM) != 0) s->ended = true;
+      }
       break;
     default:
       break;
   }
 }
 
-static_assert(sizeof(nghttp2_nv) == sizeof(nghttp2_nv_view) &&
-              offsetof(nghttp2_nv, flags) == offsetof(nghttp2_nv_view, flags));
-
-Result<int32_t> H2Client::submit(uint32_t lane, const H2Request& request) {
+Result<H2Client::Stream*> H2Client::submit(uint32_t lane, const H2Request& request) {
   if (goaway_received_) return Status::unavailable("HTTP/2: the server sent GOAWAY");
-  if (nva_of_ != &request || request.has_placeholders || nva_.size() != request.fields.size()) {
-    // The strings stay alive until the stream ends (H2Request's contract), so nghttp2 need not
-    // copy them.
-    nva_.clear();
+  // A template's fields stay as they are for the whole run: nghttp2 gets pointers to them, built
+  // once. A rendered request's strings change with each rendering, so its list is rebuilt.
+  if (!nva_) nva_ = std::make_unique<NvList>();
+  if (nva_->of != &request || request.rendered) {
+    nva_->nv.clear();
     for (const auto& [name, value] : request.fields) {
-      nva_.push_back(nghttp2_nv_view{reinterpret_cast<uint8_t*>(const_cast<char*>(name.data())),
-                                     reinterpret_cast<uint8_t*>(const_cast<char*>(value.data())),
-                                     name.size(), value.size(),
-                                     NGHTTP2_NV_FLAG_NO_COPY_NAME | NGHTTP2_NV_FLAG_NO_COPY_VALUE});
+      nva_->nv.push_back(nghttp2_nv{reinterpret_cast<uint8_t*>(const_cast<char*>(name.data())),
+                                    reinterpret_cast<uint8_t*>(const_cast<char*>(value.data())),
+                                    name.size(), value.size(),
+                                    NGHTTP2_NV_FLAG_NO_COPY_NAME | NGHTTP2_NV_FLAG_NO_COPY_VALUE});
     }
-    nva_of_ = &request;
+    nva_->of = request.rendered ? nullptr : &request;
   }
   Stream* stream = take_stream();
   stream->lane = lane;
@@ -297,21 +309,22 @@ Result<int32_t> H2Client::submit(uint32_t lane, const H2Request& request) {
     provider = &body;
   }
   const int32_t id =
-      nghttp2_submit_request(session_, nullptr, reinterpret_cast<const nghttp2_nv*>(nva_.data()),
-                             nva_.size(), provider, stream);
+      nghttp2_submit_request(session_, nullptr, nva_->nv.data(), nva_->nv.size(), provider, stream);
   if (id < 0) {
     give_back(stream);
     return Status::io_error(fmt::format("HTTP/2: {}", nghttp2_strerror(id)));
   }
-  ++open_streams_;
-  return id;
+  stream->id = id;
+  return stream;
 }
 
-void H2Client::cancel(int32_t stream_id) {
-  Stream* s = find(stream_id);
-  if (s == nullptr) return;
-  s->cancelled = true;  // returned to the pool when nghttp2 closes the stream
-  nghttp2_submit_rst_stream(session_, NGHTTP2_FLAG_NONE, stream_id, NGHTTP2_CANCEL);
+void H2Client::cancel(Stream* stream) {
+  if (stream == nullptr || stream->cancelled) return;
+  stream->cancelled = true;  // back to the pool when nghttp2 closes the stream
+  stream->body = nullptr;    // the request's body may be rendered anew meanwhile
+  // Also for a stream still queued behind the server's limit: nghttp2 drops its HEADERS and
+  // closes it through on_stream_close.
+  nghttp2_submit_rst_stream(session_, NGHTTP2_FLAG_NONE, stream->id, NGHTTP2_CANCEL);
 }
 
 Status H2Client::receive(std::string_view bytes) {
@@ -334,8 +347,6 @@ Status H2Client::pull(std::string& out) {
     out.append(reinterpret_cast<const char*>(data), static_cast<size_t>(n));
   }
 }
-
-bool H2Client::accepting() const { return !goaway_received_ && !finished(); }
 
 bool H2Client::finished() const {
   return nghttp2_session_want_read(session_) == 0 && nghttp2_session_want_write(session_) == 0;

@@ -36,23 +36,15 @@
 struct nghttp2_session;
 
 namespace knee::http {
-// nghttp2_nv's layout, so the header needs no nghttp2 include (checked in h2_client.cc).
-struct nghttp2_nv_view {
-  uint8_t* name;
-  uint8_t* value;
-  size_t namelen;
-  size_t valuelen;
-  uint8_t flags;
-};
-}  // namespace knee::http
-
-namespace knee::http {
 
 struct H2Request {
   std::vector<std::pair<std::string, std::string>> fields;  // pseudo-header fields first
   std::string body;
   bool has_placeholders = false;
   bool is_head = false;
+  // Made by render(): its strings change with every rendering, so a session may not keep
+  // pointers to them past the stream (H2Client caches the fields of a template only).
+  bool rendered = false;
 
   // Errors (kInvalidArgument): a header value with CR, LF or NUL, a Transfer-Encoding or
   // Content-Length field that contradicts the body (as RequestTemplate::compile).
@@ -84,13 +76,15 @@ class H2Client {
   H2Client(const H2Client&) = delete;
   H2Client& operator=(const H2Client&) = delete;
 
+  struct Stream;  // one request's stream, owned by the session
   // Starts `request` on a new stream for `lane`; `request` must stay alive until the stream ends
-  // or is cancelled. Returns the stream id. Errors: kUnavailable once a GOAWAY arrived,
-  // kIoError for nghttp2's refusal (its reason).
-  core::Result<int32_t> submit(uint32_t lane, const H2Request& request);
-  // Ends `stream_id` from this side (RST_STREAM CANCEL, a timed-out request); no Listener call
-  // follows for it.
-  void cancel(int32_t stream_id);
+  // or is cancelled. Returns the stream, valid until the Listener hears of it or cancel().
+  // Errors: kUnavailable once a GOAWAY arrived, kIoError for nghttp2's refusal (its reason, e.g.
+  // stream ids used up): the connection should be closed.
+  core::Result<Stream*> submit(uint32_t lane, const H2Request& request);
+  // Ends `stream` from this side (RST_STREAM CANCEL, a timed-out request), also one still
+  // queued behind the server's stream limit; no Listener call follows for it.
+  void cancel(Stream* stream);
   // Feeds bytes read from the connection. Errors: kIoError with nghttp2's reason when the
   // server broke the protocol; the connection must then be closed.
   core::Status receive(std::string_view bytes);
@@ -99,8 +93,6 @@ class H2Client {
 
   // The server's first SETTINGS frame arrived: requests may start.
   bool ready() const { return settings_seen_; }
-  // No GOAWAY has arrived and the session still reads or writes: new streams may start.
-  bool accepting() const;
   // The session has nothing left to read or write (both sides done).
   bool finished() const;
   bool goaway_received() const { return goaway_received_; }
@@ -108,24 +100,15 @@ class H2Client {
   // The server's SETTINGS_MAX_CONCURRENT_STREAMS; 0 before its SETTINGS arrived or when it set
   // none (unlimited).
   uint32_t server_max_streams() const { return server_max_streams_; }
-  size_t open_streams() const { return open_streams_; }
 
   // RFC 9113 §7's name of an error code ("REFUSED_STREAM"), "0x1f" for an unknown one.
   static std::string error_name(uint32_t error_code);
 
  private:
-  struct Stream {
-    uint32_t lane = 0;
-    int status = 0;
-    uint64_t body_bytes = 0;
-    uint64_t frame_bytes = 0;
-    const std::string* body = nullptr;  // request body to send
-    size_t body_sent = 0;
-    bool cancelled = false;  // by cancel(): no Listener call
-  };
-  explicit H2Client(Listener& listener) : listener_(listener) {}
+  struct NvList;  // the last template's fields as nghttp2_nv, reused while it is the same
+  explicit H2Client(Listener& listener);
   Stream* find(int32_t stream_id);
-  void on_frame(int32_t stream_id, uint8_t type, size_t length, uint32_t error_code,
+  void on_frame(int32_t stream_id, uint8_t type, uint8_t flags, size_t length, uint32_t error_code,
                 int32_t last_stream_id);
 
   Listener& listener_;
@@ -134,7 +117,6 @@ class H2Client {
   // per request once the pool holds as many as are in flight.
   std::vector<std::unique_ptr<Stream>> owned_;  // every Stream made, open or free
   std::vector<Stream*> free_;
-  size_t open_streams_ = 0;
   Stream* take_stream();
   void give_back(Stream* s);
   bool settings_seen_ = false;
@@ -142,8 +124,7 @@ class H2Client {
   uint32_t goaway_error_ = 0;
   int32_t goaway_last_stream_ = 0;
   uint32_t server_max_streams_ = 0;
-  std::vector<nghttp2_nv_view> nva_;  // the last request's fields, reused while it is the same
-  const H2Request* nva_of_ = nullptr;
+  std::unique_ptr<NvList> nva_;
 
   friend struct H2Callbacks;
 };

@@ -220,10 +220,9 @@ void ServerWorker::open_connection(net::Fd fd) {
     slots_.push_back(std::make_unique<Connection>(slot));
   }
   Connection& c = *slots_[slot];
-  c.state = ConnState::kActive;
   if (shared_.options.tls) {
     auto tls = net::TlsTransport::accept(std::move(fd), *shared_.options.tls);
-    if (!tls) {
+    if (!tls) {  // OpenSSL out of memory: the socket closes, the slot stays free
       free_slots_.push_back(slot);
       return;
     }
@@ -231,6 +230,7 @@ void ServerWorker::open_connection(net::Fd fd) {
     c.state = ConnState::kHandshake;
   } else {
     c.transport = std::make_unique<net::TcpTransport>(std::move(fd));
+    c.state = ConnState::kActive;
   }
   c.readable = true;  // the request often arrives with the handshake
   c.peer_shut = false;

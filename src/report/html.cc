@@ -328,7 +328,7 @@ std::vector<json> sweep_charts(const PageInput& page) {
   const std::vector<Level>& levels = page.levels;
   std::vector<json> charts;
   const bool open = !levels.empty() && levels.front().open;
-  const std::string x_label = open ? "arrival rate (req/s)" : "concurrency N (connections)";
+  const std::string x_label = open ? "arrival rate (req/s)" : "concurrency N (requests in flight)";
   const json marks = knee_marks(page);
 
   // Throughput with the USL curve.
@@ -388,7 +388,7 @@ std::vector<json> sweep_charts(const PageInput& page) {
                "measured directly. On the diagonal the level was steady; above it the queue grew."
              : "Throughput times mean latency against N. In a closed loop every point must lie on "
                "the diagonal; a point below it means the client did not keep N requests in flight.",
-        open ? "mean number in the system L" : "concurrency N (connections)", "log2",
+        open ? "mean number in the system L" : "concurrency N (requests in flight)", "log2",
         json::array({axis("X * mean R", "log2")}));
     std::map<double, std::vector<std::optional<double>>> rows;
     for (const Level& l : levels) {
@@ -526,6 +526,14 @@ std::string host_section(const HostFigures& host) {
          "</section>\n";
 }
 
+// A closed loop's load in words: "64 connections", or with streams or pipelining "64
+// connections x 10 = 640 in flight".
+std::string closed_load(int concurrency, int per_connection) {
+  if (per_connection <= 1) return fmt::format("closed loop, {} connections", concurrency);
+  return fmt::format("closed loop, {} connections x {} = {} in flight",
+                     concurrency / per_connection, per_connection, concurrency);
+}
+
 std::string params_list(const PageInput& page) {
   const LoadParams& p = *page.params;
   const std::vector<Level>& levels = page.levels;
@@ -539,7 +547,7 @@ std::string params_list(const PageInput& page) {
   } else if (!levels.empty()) {
     load = open ? fmt::format("open loop, {:.0f} req/s ({} arrivals), up to {} connections",
                               levels.front().x, p.arrival, levels.front().connections)
-                : fmt::format("closed loop, {} connections", levels.front().connections);
+                : closed_load(levels.front().connections, p.per_connection.value_or(1));
   }
   auto seconds = [](double v) { return fmt::format("{:g} s", v); };
   const ConnectFigures* connects = nullptr;
@@ -828,7 +836,7 @@ core::Result<json> compare_chart_data(const SweepDocument& a, const SweepDocumen
         "report: one sweep is closed loop (x: connections), the other open loop (x: arrival "
         "rate); their curves share no axis, so they are not overlaid");
   }
-  const std::string x_label = open ? "arrival rate (req/s)" : "concurrency N (connections)";
+  const std::string x_label = open ? "arrival rate (req/s)" : "concurrency N (requests in flight)";
   json data{{"kind", "compare"}, {"charts", json::array()}};
   // A figure's range over a level's repeats: the median run's value and the min and max.
   struct Figure {

@@ -149,17 +149,8 @@ std::string keepalive_text(const LoadParams& params, bool open) {
 // time over HTTP/1.1.
 std::string protocol_text(const LoadParams& params, bool open) {
   const int per = params.per_connection.value_or(1);
-  std::string out;
-  if (params.protocol) {
-    out = *params.protocol == "h2" ? "  HTTP/2 over TLS (ALPN h2)"
-                                   : "  HTTP/2 over cleartext (h2c, prior knowledge)";
-    out += fmt::format(", {} stream{} per connection", per, per == 1 ? "" : "s");
-  } else if (per > 1) {
-    out = fmt::format(
-        "  HTTP/1.1 pipelining: {} requests in flight per connection, answered in order", per);
-  } else {
-    return "";
-  }
+  if (!params.protocol && per <= 1) return "";
+  std::string out = "  " + protocol_name(params, nullptr);
   if (!open && per > 1) out += fmt::format("; N = connections x {}", per);
   return out + "\n";
 }
@@ -188,14 +179,17 @@ std::string sweep_tls_text(const SweepDocument& doc) {
 
 std::string protocol_name(const LoadParams& params, const ConnectFigures* connects) {
   const int per = params.per_connection.value_or(1);
-  const bool tls = params.tls.has_value();
   std::string out;
   if (params.protocol) {
-    out = *params.protocol == "h2" ? "HTTP/2 over TLS" : "HTTP/2 cleartext (h2c)";
+    out = *params.protocol == "h2" ? "HTTP/2 over TLS"
+                                   : "HTTP/2 over cleartext (h2c, prior knowledge)";
     out += fmt::format(", {} stream{} per connection", per, per == 1 ? "" : "s");
   } else {
-    out = tls ? "HTTP/1.1 over TLS" : "HTTP/1.1";
-    if (per > 1) out += fmt::format(", pipelined {} per connection", per);
+    out = params.tls ? "HTTP/1.1 over TLS" : "HTTP/1.1";
+    if (per > 1) {
+      out +=
+          fmt::format(" pipelined, {} requests in flight per connection, answered in order", per);
+    }
   }
   if (connects != nullptr && connects->tls && !connects->tls->version.empty()) {
     out += fmt::format(" ({} {})", connects->tls->version, connects->tls->cipher);

@@ -51,6 +51,10 @@ TEST(H2Cli, ARunNamesTheProtocolAndChecksLittleAgainstConnectionsTimesStreams) {
   // The saved result renders back to what the run printed.
   auto back = run_process({KNEE_BINARY, "report", saved});
   ASSERT_EQ(back.exit_code, 0) << back.err;
+  ASSERT_NE(back.out.find("  HTTP/2 over cleartext (h2c, prior knowledge), 4 streams per "
+                          "connection; N = connections x 4\n"),
+            std::string::npos)
+      << back.out;
   EXPECT_EQ(back.out, j.out.substr(0, back.out.size())) << back.out;
 }
 
@@ -70,8 +74,10 @@ TEST(H2Cli, AnHttp11SweepComparesAgainstAnHttp2SweepOfTheSameServer) {
   auto c = run_process({KNEE_BINARY, "report", dir + "/h1.json", dir + "/h2.json"});
   ASSERT_EQ(c.exit_code, 0) << c.err;
   EXPECT_NE(c.out.find("      protocol: HTTP/1.1\n"), std::string::npos) << c.out;
-  EXPECT_NE(c.out.find("      protocol: HTTP/2 cleartext (h2c), 2 streams per connection\n"),
-            std::string::npos)
+  EXPECT_NE(
+      c.out.find("      protocol: HTTP/2 over cleartext (h2c, prior knowledge), 2 streams per "
+                 "connection\n"),
+      std::string::npos)
       << c.out;
   EXPECT_EQ(c.out.find("no level is in both files"), std::string::npos) << c.out;
 }
@@ -81,7 +87,7 @@ TEST(H2Cli, PipeliningIsNamedAndItsNIsConnectionsTimesDepth) {
   auto r = run_process(
       {KNEE_BINARY, "run", server.url(), "-c", "2", "--pipeline", "3", "-d", "0.3s", "-w", "0"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("  HTTP/1.1 pipelining: 3 requests in flight per connection, answered in "
+  EXPECT_NE(r.out.find("  HTTP/1.1 pipelined, 3 requests in flight per connection, answered in "
                        "order; N = connections x 3"),
             std::string::npos)
       << r.out;

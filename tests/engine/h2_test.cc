@@ -47,7 +47,7 @@ TEST(H2, TheClosedLoopKeepsConnectionsTimesStreamsInFlight) {
   ASSERT_TRUE(r) << r.status().message();
   const core::RunStats& s = r->stats;
   EXPECT_EQ(s.total_errors(), 0u);
-  EXPECT_GT(s.ok(), 50u);
+  EXPECT_GT(s.ok(), 10u);
   EXPECT_EQ(s.connects.opened, 2u);  // the streams share their connections
   EXPECT_EQ(server.max_open_streams(), 4);
   EXPECT_EQ(r->concurrency(), 8);
@@ -163,6 +163,24 @@ TEST(H2, ATimedOutStreamIsCancelledAndItsConnectionKept) {
   script.delay = 300ms;
   H2Server server(script);
   LoadOptions o = h2_options(server.url(), 1, 2);
+  o.timeout = 50ms;
+  o.grace = 0ms;
+  auto r = run_load(o);
+  ASSERT_TRUE(r) << r.status().message();
+  const core::RunStats& s = r->stats;
+  EXPECT_GT(s.errors[static_cast<size_t>(ErrorKind::kTimeout)], 4u);
+  EXPECT_EQ(s.connects.opened, 1u);
+  expect_accounted(s);
+}
+
+TEST(H2, StreamsTimingOutWhileQueuedBehindTheServersLimitAreCountedOnce) {
+  // Regression: a stream nghttp2 still held back (the server allows 1) could not be cancelled;
+  // its late answer completed the lane's next request and broke the books.
+  H2Script script;
+  script.max_streams = 1;
+  script.delay = 80ms;
+  H2Server server(script);
+  LoadOptions o = h2_options(server.url(), 1, 4);
   o.timeout = 50ms;
   o.grace = 0ms;
   auto r = run_load(o);

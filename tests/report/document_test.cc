@@ -92,6 +92,7 @@ TEST(Document, EveryKindCarriesSchemaVersionAndKindAndRoundTrips) {
   scenarios.scenarios.emplace("fast", testing::golden_run_report());
   const std::vector<std::pair<Document, std::string>> docs = {
       {testing::golden_run_report(), "run"},
+      {testing::golden_h2_run_report(), "run"},
       {testing::golden_sweep_report(), "sweep"},
       {scenarios, "scenarios"},
       {capacity, "capacity"},

@@ -104,6 +104,12 @@ std::string json_of(const Document& doc) { return to_json(doc).dump(2) + "\n"; }
 
 TEST(Golden, RunJson) { expect_golden("run.json", json_of(testing::golden_run_report())); }
 
+TEST(Golden, H2RunText) {
+  expect_golden("h2_run.txt", render_run_text(testing::golden_h2_run_report()));
+}
+
+TEST(Golden, H2RunJson) { expect_golden("h2_run.json", json_of(testing::golden_h2_run_report())); }
+
 TEST(Golden, OpenLoopRunText) {
   expect_golden("open_run.txt", render_run_text(testing::golden_open_run_report()));
 }

@@ -17,6 +17,8 @@
 #include <sstream>
 #include <string>
 
+#include "support/report_fixtures.h"
+
 namespace knee::report {
 namespace {
 
@@ -65,6 +67,16 @@ TEST(HtmlReport, SweepChartDataMatchesGolden) {
 
 TEST(HtmlReport, RunChartDataMatchesGolden) {
   expect_golden("run_html_data.json", html_chart_data(run_fixture()).dump(1) + "\n");
+}
+
+TEST(HtmlReport, ThePageNamesTheProtocolAndTheRequestsInFlight) {
+  const std::string page = render_html(knee::testing::golden_h2_run_report());
+  EXPECT_NE(
+      page.find("HTTP/2 over TLS, 10 streams per connection (TLSv1.3 TLS_AES_256_GCM_SHA384)"),
+      std::string::npos);
+  EXPECT_NE(page.find("closed loop, 4 connections x 10 = 40 in flight"), std::string::npos);
+  const std::string h1 = render_html(knee::testing::golden_run_report());
+  EXPECT_NE(h1.find(">HTTP/1.1<"), std::string::npos);
 }
 
 TEST(HtmlReport, PageCarriesTheChartDataItDraws) {

@@ -159,6 +159,32 @@ report::RunDocument golden_run_report() {
   return report::analyse_run(p.url, "2026-11-29T12:00:00Z", p, runs, fixed_host());
 }
 
+report::RunDocument golden_h2_run_report() {
+  report::LoadParams p = fixed_params("https://localhost:8443/fast", 1);
+  p.protocol = "h2";
+  p.per_connection = 10;
+  p.tls = report::TlsParams{true, "ca.pem", "", std::nullopt, true};
+  core::RunResult r = synthetic_closed_run(40, 20000, 2.0, 0, -1);
+  r.connections = 4;
+  r.per_connection = 10;
+  r.h2 = true;
+  core::ConnectStats& c = r.stats.connects;
+  c.opened = 5;
+  for (int i = 0; i < 5; ++i) {
+    c.tcp_ns.record(80'000);
+    c.tls_ns.record(900'000);
+  }
+  c.tls_full = 5;
+  c.tls_version = "TLSv1.3";
+  c.tls_cipher = "TLS_AES_256_GCM_SHA384";
+  c.alpn = "h2";
+  c.h2_goaways = 1;
+  c.h2_goaway_error = "NO_ERROR";
+  c.h2_server_max_streams = 8;
+  r.stats.reconnects = 1;
+  return report::analyse_run(p.url, "2026-12-01T12:00:00Z", p, {r}, fixed_host());
+}
+
 report::RunDocument golden_open_run_report() {
   report::LoadParams p = fixed_params("http://127.0.0.1:8080/fast", 1);
   p.arrival = "poisson";

@@ -27,6 +27,9 @@ core::RunResult synthetic_open_run(double rate_rps, double mean_ms);
 
 // `knee run -c 10 --repeat 3` against the synthetic server.
 report::RunDocument golden_run_report();
+// `knee run https://... --h2 -c 4 --streams 10` against a server that allows 8 streams and sent
+// one GOAWAY: the protocol lines, the HTTP/2 connects line and the max-streams note.
+report::RunDocument golden_h2_run_report();
 // `knee run -r 1000` (open loop, one run).
 report::RunDocument golden_open_run_report();
 // `knee sweep --levels 1,2,4,8,16,32`, one run per level, server sampled, 2 timeouts at 32.
