@@ -92,6 +92,14 @@ Status LoadFlags::protocol_options(const http::Url* target, engine::LoadOptions&
     return Status::invalid_field("h2", "--h2c is HTTP/2 over cleartext; for https:// use --h2");
   }
   out.h2 = h2 || h2c;
+  for (const auto& [field, value] :
+       {std::pair{"streams", streams}, std::pair{"pipeline", pipeline}}) {
+    if (value < 1 || value > engine::LoadOptions::kMaxPerConnection) {
+      return Status::invalid_field(
+          field, fmt::format("{} requests in flight per connection; give 1 to {}", value,
+                             engine::LoadOptions::kMaxPerConnection));
+    }
+  }
   if (streams != 1 && !out.h2) {
     return Status::invalid_field("streams",
                                  "HTTP/2 only: add --h2 or --h2c (HTTP/1.1 has --pipeline)");

@@ -48,6 +48,8 @@ struct LoadFlags {
   bool h2c = false;
   int streams = 1;   // --streams: HTTP/2 streams per connection
   int pipeline = 1;  // --pipeline: HTTP/1.1 requests in flight per connection
+  // Requests in flight per connection these flags ask for (streams or pipeline).
+  int per_connection() const { return h2 || h2c ? streams : pipeline; }
 
   // Declares the URL (positional), -t, -d, -w, --timeout, --grace, -m, -H, --body, --body-file,
   // the TLS and protocol flags, and -c unless `with_connections` is false (sweep's levels are its

@@ -162,9 +162,11 @@ class SweepCommand final : public Subcommand {
     report::SweepDocument doc = report::analyse_sweep(
         target, started_at, std::move(params), runs, probes::read_host_context(probes::FsReader()));
     if (result.failed || result.interrupted) {
+      // In the table's units: a closed level's N is its connections x the streams or pipeline.
+      const int64_t level = (*levels)[runs.size()] * (by_rate ? 1 : flags_.per_connection());
       doc.warnings.push_back(fmt::format("{} during {} {}: that level is left out{}",
                                          result.interrupted ? "interrupted" : "failed",
-                                         by_rate ? "rate" : "concurrency", (*levels)[runs.size()],
+                                         by_rate ? "rate" : "concurrency", level,
                                          result.failed ? ": " + result.failed->what() : ""));
     }
     if (Status s = files.write(doc, report::render_sweep_text(doc)); !s) return report_failure(s);

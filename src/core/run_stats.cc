@@ -91,6 +91,7 @@ void ConnectStats::merge(const ConnectStats& o) {
     alpn = o.alpn;
   }
   h2_goaways += o.h2_goaways;
+  h2_resent += o.h2_resent;
   if (h2_goaway_error.empty() || (h2_goaway_error == "NO_ERROR" && !o.h2_goaway_error.empty())) {
     h2_goaway_error = o.h2_goaway_error;
   }

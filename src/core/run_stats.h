@@ -92,6 +92,9 @@ struct ConnectStats {
   // ("NO_ERROR" when none did), and the lowest SETTINGS_MAX_CONCURRENT_STREAMS a server
   // advertised (0: none, or not HTTP/2).
   uint64_t h2_goaways = 0;
+  // Requests a GOAWAY refused (above its last stream id: not processed) and sent again on the
+  // next connection, their latency running from the first intended send.
+  uint64_t h2_resent = 0;
   std::string h2_goaway_error;
   uint32_t h2_server_max_streams = 0;
 

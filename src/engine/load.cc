@@ -4,6 +4,7 @@
 #include <strings.h>
 #include <sys/resource.h>
 
+#include <array>
 #include <cmath>
 #include <memory>
 #include <thread>
@@ -48,6 +49,12 @@ Status LoadOptions::validate() const {
     return Status::invalid_field("per_connection",
                                  fmt::format("{} requests in flight per connection; give 1 to {}",
                                              per_connection, kMaxPerConnection));
+  }
+  if (h2 && !keepalive) {
+    return Status::invalid_field(
+        "h2",
+        "HTTP/2 keeps its connections open for many streams; --no-keepalive (a new connection "
+        "per request) is an HTTP/1.1 load: drop one of them");
   }
   if (per_connection > 1 && !keepalive) {
     return Status::invalid_field(
@@ -130,6 +137,36 @@ http::RequestSpec request_as_sent(const LoadOptions& options) {
   return spec;
 }
 
+// --h2c's pre-flight: the connection preface and an empty SETTINGS frame (RFC 9113 §3.4), and
+// the server's first frame must be its SETTINGS. An HTTP/1.1 server answers with a status line
+// (often 400 or 505) or closes: one clear error instead of a run of failed connections.
+Status check_h2c(const net::SocketAddress& address, core::Nanos timeout) {
+  auto fd = net::connect_tcp(address, net::Blocking::kYes);
+  if (!fd) return fd.status();
+  net::set_io_timeouts(fd->get(), std::min<core::Nanos>(timeout, std::chrono::seconds(3)));
+  net::TcpTransport t(std::move(fd).value());
+  static constexpr std::string_view kPrefaceAndSettings{
+      "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\0\0\0\x04\0\0\0\0\0", 24 + 9};
+  if (Status s = net::send_all(t, kPrefaceAndSettings, "HTTP/2 preface"); !s) return s;
+  std::array<char, 9> frame{};
+  if (Status s = net::recv_exactly(t, frame, "the server's first HTTP/2 frame"); !s) {
+    return Status::unavailable(
+        "the server closed the connection or sent nothing after the HTTP/2 preface (it does not "
+        "speak HTTP/2 with prior knowledge: drop --h2c)");
+  }
+  if (std::string_view(frame.data(), 5) == "HTTP/") {
+    return Status::unavailable(
+        "the server answered the HTTP/2 preface with HTTP/1.x: it does not speak HTTP/2 with "
+        "prior knowledge (drop --h2c, or use --h2 with an https:// URL if it has TLS)");
+  }
+  if (frame[3] != 0x04) {
+    return Status::unavailable(fmt::format(
+        "the server's first frame after the HTTP/2 preface is of type {} instead of SETTINGS",
+        static_cast<int>(static_cast<unsigned char>(frame[3]))));
+  }
+  return Status::ok();
+}
+
 }  // namespace
 
 Result<core::RunResult> run_load(const LoadOptions& options, const RunControl& control) {
@@ -162,6 +199,11 @@ Result<core::RunResult> run_load(const LoadOptions& options, const RunControl& c
   core::Nanos preflight = std::min<core::Nanos>(options.timeout, std::chrono::seconds(3));
   if (Status s = net::check_reachable(*address, preflight); !s) {
     return s.with_context("cannot reach " + url.to_string());
+  }
+  if (options.h2 && !tls) {
+    if (Status s = check_h2c(*address, options.timeout); !s) {
+      return s.with_context("cannot reach " + url.to_string() + " over HTTP/2");
+    }
   }
   if (tls) {
     // One handshake before the run: a certificate that does not verify is one clear error,

@@ -129,6 +129,13 @@ Status LoadWorker::run() {
     retries_.pop_due(now, [&](Retry r) {
       if (conns_[r.conn].generation != r.generation) return;
       for (uint32_t l = first_lane(r.conn); l < first_lane(r.conn + 1); ++l) {
+        if (lanes_[l].state == LaneState::kBusy && lanes_[l].resend &&
+            conns_[r.conn].state == ConnState::kFree) {
+          connect(r.conn, now);  // requests a GOAWAY refused still wait for a connection
+          break;
+        }
+      }
+      for (uint32_t l = first_lane(r.conn); l < first_lane(r.conn + 1); ++l) {
         if (!lanes_[l].retry_wait) continue;
         lanes_[l].retry_wait = false;
         notify(l);
@@ -472,6 +479,7 @@ void LoadWorker::send(uint32_t l, TimePoint now, TimePoint intended, bool measur
       fail_connection(ci, ErrorKind::kWrite, why, ErrorKind::kWrite, why);
     } else {
       lane.stream = *stream;
+      lane.stream_id = http::H2Client::id_of(*stream);
       write_later(ci);
     }
   } else {
@@ -545,6 +553,16 @@ void LoadWorker::read_some(uint32_t ci) {
     if (r.status == net::IoStatus::kDone) {
       if (h2()) {
         const Status received = c.h2->receive(std::string_view(read_buffer_.data(), r.bytes));
+        if (!received.ok() && !c.h2->ready()) {
+          // Not HTTP/2 from its first bytes (an HTTP/1.1 server answering the preface): counted,
+          // and the next connect waits, so a wrong --h2c does not spin connecting.
+          if (config_.phases.measured(config_.clock->now())) {
+            stats_.count_error(ErrorKind::kConnect,
+                               "HTTP/2: the server's first bytes were not SETTINGS (HTTP/1.1?)");
+          }
+          release(ci, /*retry=*/true);
+          return;
+        }
         if (!received.ok()) {
           fail_connection(ci, ErrorKind::kParse, received.message(), ErrorKind::kParse,
                           received.message());
@@ -567,7 +585,14 @@ void LoadWorker::read_some(uint32_t ci) {
     if (r.status == net::IoStatus::kClosed) {
       if (!h2()) {
         on_eof_h1(ci);
+      } else if (!c.h2->ready()) {
+        if (config_.phases.measured(config_.clock->now())) {
+          stats_.count_error(ErrorKind::kConnect,
+                             "HTTP/2: the server closed the connection before its SETTINGS");
+        }
+        release(ci, /*retry=*/true);
       } else if (c.busy == 0) {
+        note_h2_session(ci);  // a GOAWAY that came with the close
         release(ci);
       } else {
         fail_connection(ci, ErrorKind::kClosedBeforeResponse, "EOF",
@@ -673,19 +698,12 @@ void LoadWorker::after_h2_io(uint32_t ci) {
     fail_connection(ci, ErrorKind::kParse, pulled.message(), ErrorKind::kParse, pulled.message());
     return;
   }
-  if (session.server_max_streams() > 0) {
-    uint32_t& seen = stats_.connects.h2_server_max_streams;
-    seen = seen == 0 ? session.server_max_streams() : std::min(seen, session.server_max_streams());
-  }
-  if (session.ready() && c.state == ConnState::kOpen) became_ready(ci);
-  if (session.goaway_received() && c.state == ConnState::kOpen) {
-    // No new stream may start here (RFC 9113 §6.8): the lanes move to a new connection as the
-    // streams in flight end.
-    c.state = ConnState::kDraining;
-    ++stats_.connects.h2_goaways;
-    if (session.goaway_error() != 0 || stats_.connects.h2_goaway_error.empty()) {
-      stats_.connects.h2_goaway_error = http::H2Client::error_name(session.goaway_error());
-    }
+  note_h2_session(ci);  // first: a GOAWAY that came with the SETTINGS allows no new stream
+  if (session.ready() && c.state == ConnState::kOpen) {
+    became_ready(ci);
+    const uint32_t generation = c.generation;
+    resend_waiting(ci);
+    if (c.generation != generation) return;  // a refused submit closed it
   }
   if (c.state == ConnState::kDraining) {
     for (uint32_t l = first_lane(ci); l < first_lane(ci + 1); ++l) {
@@ -703,6 +721,64 @@ void LoadWorker::after_h2_io(uint32_t ci) {
   flush(ci);
 }
 
+void LoadWorker::note_h2_session(uint32_t ci) {
+  Connection& c = conns_[ci];
+  if (!c.h2) return;
+  const http::H2Client& session = *c.h2;
+  if (session.server_max_streams() > 0) {
+    uint32_t& seen = stats_.connects.h2_server_max_streams;
+    seen = seen == 0 ? session.server_max_streams() : std::min(seen, session.server_max_streams());
+  }
+  if (session.goaway_received() && c.state == ConnState::kOpen) {
+    // No new stream may start here (RFC 9113 §6.8): the lanes wait for the streams in flight to
+    // end, then the connection is opened anew.
+    c.state = ConnState::kDraining;
+    ++stats_.connects.h2_goaways;
+    if (session.goaway_error() != 0 || stats_.connects.h2_goaway_error.empty()) {
+      stats_.connects.h2_goaway_error = http::H2Client::error_name(session.goaway_error());
+    }
+  }
+}
+
+bool LoadWorker::refused_by_goaway(uint32_t ci, uint32_t l) const {
+  const Connection& c = conns_[ci];
+  return h2() && c.h2 && c.h2->goaway_received() && !lanes_[l].resend &&
+         lanes_[l].stream_id > c.h2->goaway_last_stream();
+}
+
+void LoadWorker::resend_later(uint32_t l) {
+  Lane& lane = lanes_[l];
+  Connection& c = conns_[conn_of(l)];
+  lane.resend = true;
+  lane.stream = nullptr;
+  lane.stream_id = 0;
+  --c.busy;
+  if (lane.measured) --c.measured_busy;
+  ++stats_.connects.h2_resent;
+}
+
+void LoadWorker::resend_waiting(uint32_t ci) {
+  Connection& c = conns_[ci];
+  for (uint32_t l = first_lane(ci); l < first_lane(ci + 1); ++l) {
+    Lane& lane = lanes_[l];
+    if (lane.state != LaneState::kBusy || !lane.resend) continue;
+    // The same request again, its latency still running from when it was first meant to go.
+    const http::H2Request* request =
+        config_.h2_request->has_placeholders ? &lane.h2_rendered : config_.h2_request;
+    auto stream = c.h2->submit(l, *request);
+    if (!stream) {
+      const std::string why = stream.status().message();
+      fail_connection(ci, ErrorKind::kWrite, why, ErrorKind::kWrite, why);
+      return;
+    }
+    lane.resend = false;
+    lane.stream = *stream;
+    lane.stream_id = http::H2Client::id_of(*stream);
+    ++c.busy;
+    if (lane.measured) ++c.measured_busy;
+  }
+}
+
 void LoadWorker::on_response(uint32_t l, int status, uint64_t body_bytes, uint64_t frame_bytes) {
   lanes_[l].received = frame_bytes;
   lanes_[l].stream = nullptr;  // the session took it back
@@ -711,6 +787,10 @@ void LoadWorker::on_response(uint32_t l, int status, uint64_t body_bytes, uint64
 
 void LoadWorker::on_reset(uint32_t l, uint32_t error_code, bool after_goaway,
                           uint64_t frame_bytes) {
+  if (after_goaway) {
+    resend_later(l);  // not processed by the server: it goes out again on the next connection
+    return;
+  }
   lanes_[l].received = frame_bytes;
   lanes_[l].stream = nullptr;
   std::string cause = http::H2Client::error_name(error_code);
@@ -775,8 +855,14 @@ void LoadWorker::fail_connection(uint32_t ci, ErrorKind kind, std::string_view c
   const std::string first(cause);  // the causes may point into the connection's parser
   const std::string rest(rest_cause);
   if (h2()) {
+    note_h2_session(ci);  // a GOAWAY read with the close still counts
     for (uint32_t l = first_lane(ci); l < first_lane(ci + 1); ++l) {
-      if (lanes_[l].state == LaneState::kBusy) fail_lane(l, kind, first);
+      if (lanes_[l].state != LaneState::kBusy || lanes_[l].resend) continue;
+      if (refused_by_goaway(ci, l)) {
+        resend_later(l);
+      } else {
+        fail_lane(l, kind, first);
+      }
     }
   } else {
     const std::deque<uint32_t> awaiting = std::move(c.awaiting);
@@ -796,24 +882,38 @@ void LoadWorker::end_lane(uint32_t l, TimePoint now) {
   Connection& c = conns_[conn_of(l)];
   if (lane.measured) {
     --measured_in_flight_;
-    --c.measured_busy;
+    if (!lane.resend) --c.measured_busy;
     stats_.bytes_received += lane.received;
     stats_.bytes_received_body += lane.body_bytes;
   } else if (now >= config_.phases.measure_from) {
     ++stats_.warmup.carried_over;
   }
-  --c.busy;
+  if (!lane.resend) --c.busy;
+  lane.resend = false;
   --in_flight_;
   in_system_.change(now, -1);
-  lane.state = LaneState::kIdle;
+  // Idle where the connection can take its next request; else it waits for the connection
+  // (connecting, or HTTP/2 before the server's SETTINGS) or is freed (draining, closed).
+  if (c.state == ConnState::kOpen && (!h2() || c.h2->ready())) {
+    lane.state = LaneState::kIdle;
+  } else if (c.state == ConnState::kConnecting || c.state == ConnState::kOpen) {
+    lane.state = LaneState::kWaiting;
+  } else {
+    lane.state = LaneState::kFree;
+  }
   lane.measured = false;
   notify(l);
 }
 
 void LoadWorker::release(uint32_t ci, bool retry) {
+  bool resending = false;
   for (uint32_t l = first_lane(ci); l < first_lane(ci + 1); ++l) {
     Lane& lane = lanes_[l];
     if (lane.state == LaneState::kFree) continue;
+    if (lane.state == LaneState::kBusy && lane.resend) {
+      resending = true;  // still in flight: it waits for the next connection
+      continue;
+    }
     lane.state = LaneState::kFree;
     if (retry) {
       lane.retry_wait = true;
@@ -824,6 +924,8 @@ void LoadWorker::release(uint32_t ci, bool retry) {
   close_connection(ci);
   if (retry) {
     retries_.push(config_.clock->now() + kConnectRetryDelay, Retry{ci, conns_[ci].generation});
+  } else if (resending) {
+    connect(ci, config_.clock->now());
   }
 }
 
@@ -886,12 +988,15 @@ void LoadWorker::check_timeouts(TimePoint now) {
       release(ci);
       continue;
     }
-    if (c.busy == 0) continue;
-    for (uint32_t l = first_lane(ci); l < first_lane(ci + 1) && c.state != ConnState::kFree; ++l) {
+    // Every lane: one waiting to be sent again after a GOAWAY is busy on no connection.
+    const uint32_t generation = c.generation;
+    for (uint32_t l = first_lane(ci); l < first_lane(ci + 1) && c.generation == generation; ++l) {
       Lane& lane = lanes_[l];
       if (lane.state != LaneState::kBusy || now - lane.sent_at < config_.timeout) continue;
       if (h2()) {
-        c.h2->cancel(lane.stream);  // the connection goes on; only this stream is given up
+        // The connection goes on; only this stream is given up (a request waiting to be sent
+        // again after a GOAWAY has none).
+        if (c.h2 && lane.stream != nullptr) c.h2->cancel(lane.stream);
         lane.stream = nullptr;
         fail_lane(l, ErrorKind::kTimeout, "");
       } else {
@@ -912,10 +1017,12 @@ void LoadWorker::close_unbusy(TimePoint now) {
       // waits 1 s for its retransmit): say so rather than let the lanes vanish.
       stats_.count_error(ErrorKind::kConnect, "still connecting when the run ended");
     }
+    bool resending = false;  // requests a GOAWAY refused wait for this connection
     for (uint32_t l = first_lane(ci); l < first_lane(ci + 1); ++l) {
       if (lanes_[l].state != LaneState::kBusy) lanes_[l].state = LaneState::kFree;
+      resending = resending || (lanes_[l].state == LaneState::kBusy && lanes_[l].resend);
     }
-    if (c.busy == 0 && c.state != ConnState::kFree) close_connection(ci);
+    if (c.busy == 0 && !resending && c.state != ConnState::kFree) close_connection(ci);
   }
 }
 

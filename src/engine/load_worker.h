@@ -18,8 +18,10 @@
 //
 // Failures are outcomes to count (RunStats::count_error) followed by a reconnect, never
 // exceptions: a connection that ends with requests unanswered counts each of them failed
-// (pipelined ones behind the first as closed_before_response). Thread-safety: construct and
-// run() on one thread; read stats() after run() returns.
+// (pipelined ones behind the first as closed_before_response), except HTTP/2 requests its GOAWAY
+// refused: never processed, they stay in flight and go out again on the next connection
+// (Lane::resend). Thread-safety: construct and run() on one thread; read stats() after run()
+// returns.
 #pragma once
 
 #include <atomic>
@@ -123,6 +125,10 @@ class LoadWorker final : public ConnectionPool, private http::H2Client::Listener
     uint64_t received = 0;    // bytes of its response read so far
     uint64_t body_bytes = 0;  // HTTP/2: the response body's bytes
     http::H2Client::Stream* stream = nullptr;  // HTTP/2: its stream while busy
+    int32_t stream_id = 0;                     // and that stream's id
+    // HTTP/2: in flight but on no stream: a GOAWAY refused it, so it goes out again on the
+    // connection opened next (not counted in its Connection::busy meanwhile).
+    bool resend = false;
     // When the last read that left the response incomplete happened (epoch: none yet).
     core::TimePoint partial_at{};
     core::TimePoint intended_at{};  // open loop: the schedule's time; closed loop: = sent_at
@@ -181,6 +187,14 @@ class LoadWorker final : public ConnectionPool, private http::H2Client::Listener
   bool parse_h1(uint32_t conn, const char* data, size_t size);
   void on_eof_h1(uint32_t conn);
   void after_h2_io(uint32_t conn);
+  // The session's GOAWAY and SETTINGS into the run's figures, and a GOAWAY'd connection into
+  // kDraining.
+  void note_h2_session(uint32_t conn);
+  // HTTP/2: whether the request on `lane` was refused by its connection's GOAWAY (its stream
+  // above the last stream id): never processed, so sent again (RFC 9113 §8.7).
+  bool refused_by_goaway(uint32_t conn, uint32_t lane) const;
+  void resend_later(uint32_t lane);
+  void resend_waiting(uint32_t conn);
   // H2Client::Listener.
   void on_response(uint32_t lane, int status, uint64_t body_bytes, uint64_t frame_bytes) override;
   void on_reset(uint32_t lane, uint32_t error_code, bool after_goaway,

@@ -285,7 +285,10 @@ Result<RequestPhasesResult> measure_request_phases(const RequestPhasesOptions& o
   PhaseTimer timer(options, clock);
   if (Status s = timer.compile(); !s) return s;
   if (options.request.url.scheme == "https") {
-    auto tls = net::TlsContext::create(options.tls);
+    net::TlsOptions tls_options = options.tls;
+    // Like run's: ALPN offers HTTP/1.1, so the probe sees what a run will agree on.
+    if (tls_options.alpn.empty()) tls_options.alpn = {"http/1.1"};
+    auto tls = net::TlsContext::create(tls_options);
     if (!tls) return tls.status();
     timer.use_tls(std::move(tls).value());
   }

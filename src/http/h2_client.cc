@@ -318,6 +318,8 @@ Result<H2Client::Stream*> H2Client::submit(uint32_t lane, const H2Request& reque
   return stream;
 }
 
+int32_t H2Client::id_of(const Stream* stream) { return stream == nullptr ? 0 : stream->id; }
+
 void H2Client::cancel(Stream* stream) {
   if (stream == nullptr || stream->cancelled) return;
   stream->cancelled = true;  // back to the pool when nghttp2 closes the stream

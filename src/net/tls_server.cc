@@ -8,6 +8,7 @@
 #include <openssl/x509v3.h>
 
 #include <array>
+#include <filesystem>
 #include <memory>
 
 #include "net/tls.h"
@@ -72,6 +73,11 @@ Status make_self_signed(SSL_CTX* ctx) {
   return Status::ok();
 }
 
+extern "C" int no_pass_phrase(char*, int, int, void* asked) {
+  *static_cast<bool*>(asked) = true;
+  return 0;
+}
+
 std::string fingerprint_of(const X509* cert) {
   std::array<unsigned char, EVP_MAX_MD_SIZE> md{};
   unsigned int size = 0;
@@ -120,12 +126,33 @@ Result<std::shared_ptr<const TlsContext>> TlsContext::create_server(
     if (Status s = make_self_signed(ctx); !s) return s;
     owned->self_signed_ = true;
   } else {
+    for (const auto& [field, file] :
+         {std::pair{"cert", &identity.cert_file}, std::pair{"key", &identity.key_file}}) {
+      std::error_code ec;
+      if (!std::filesystem::is_regular_file(*file, ec)) {
+        return Status::invalid_field(field, fmt::format("'{}' is not a readable file", *file));
+      }
+    }
     if (SSL_CTX_use_certificate_chain_file(ctx, identity.cert_file.c_str()) != 1) {
       return Status::invalid_field("cert", fmt::format("'{}': not a readable PEM certificate ({})",
                                                        identity.cert_file, openssl_reason()));
     }
-    if (SSL_CTX_use_PrivateKey_file(ctx, identity.key_file.c_str(), SSL_FILETYPE_PEM) != 1 ||
-        SSL_CTX_check_private_key(ctx) != 1) {
+    // A key with a pass phrase is refused, never prompted for (a server started by a script
+    // must not wait on a terminal).
+    bool asked = false;
+    SSL_CTX_set_default_passwd_cb_userdata(ctx, &asked);
+    SSL_CTX_set_default_passwd_cb(ctx, no_pass_phrase);
+    const bool loaded =
+        SSL_CTX_use_PrivateKey_file(ctx, identity.key_file.c_str(), SSL_FILETYPE_PEM) == 1;
+    SSL_CTX_set_default_passwd_cb(ctx, nullptr);
+    SSL_CTX_set_default_passwd_cb_userdata(ctx, nullptr);
+    if (asked) {
+      return Status::invalid_field(
+          "key", fmt::format("'{}' is encrypted and knee does not ask for pass phrases; decrypt "
+                             "it first: openssl pkey -in {} -out key.pem",
+                             identity.key_file, identity.key_file));
+    }
+    if (!loaded || SSL_CTX_check_private_key(ctx) != 1) {
       return Status::invalid_field(
           "key", fmt::format("'{}': not the readable, unencrypted PEM key of '{}' ({})",
                              identity.key_file, identity.cert_file, openssl_reason()));

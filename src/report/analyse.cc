@@ -139,6 +139,7 @@ ConnectFigures connect_figures(const core::ConnectStats& c, bool h2) {
   if (c.h2_goaways > 0 || c.h2_server_max_streams > 0 || c.alpn == "h2" || h2) {
     H2Figures h;
     h.goaways = c.h2_goaways;
+    h.resent = c.h2_resent;
     h.goaway_error = c.h2_goaway_error;
     if (c.h2_server_max_streams > 0) h.server_max_streams = c.h2_server_max_streams;
     f.h2 = h;

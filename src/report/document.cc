@@ -246,6 +246,7 @@ void describe(Io& io, TlsFigures& t) {
 template <class Io>
 void describe(Io& io, H2Figures& h) {
   io("goaways", h.goaways);
+  io("resent", h.resent);
   io("goaway_error", h.goaway_error);
   io.omittable("server_max_streams", h.server_max_streams);
 }

@@ -187,6 +187,7 @@ struct TlsFigures {
 // What HTTP/2 servers said about a run's connections (core::ConnectStats).
 struct H2Figures {
   uint64_t goaways = 0;      // GOAWAY frames received
+  uint64_t resent = 0;       // requests a GOAWAY refused, sent again on a new connection
   std::string goaway_error;  // the last one's error code that named one, "" without GOAWAY
   // The lowest SETTINGS_MAX_CONCURRENT_STREAMS advertised; empty when none was.
   std::optional<uint32_t> server_max_streams;

@@ -76,9 +76,11 @@ std::string connects_text(const ConnectFigures& c) {
       c.opened, ms(static_cast<double>(c.tcp_ns.p50)), ms(static_cast<double>(c.tcp_ns.p99)));
   if (c.h2) {
     const H2Figures& h = *c.h2;
-    out += fmt::format("  HTTP/2       server's max concurrent streams {}; {} GOAWAY received{}\n",
-                       h.server_max_streams ? std::to_string(*h.server_max_streams) : "not set",
-                       h.goaways, h.goaways > 0 ? " (last error " + h.goaway_error + ")" : "");
+    out += fmt::format(
+        "  HTTP/2       server's max concurrent streams {}; {} GOAWAY received{}{}\n",
+        h.server_max_streams ? std::to_string(*h.server_max_streams) : "not set", h.goaways,
+        h.goaways > 0 ? " (last error " + h.goaway_error + ")" : "",
+        h.resent > 0 ? fmt::format("; {} requests it refused sent again", h.resent) : "");
   }
   if (c.tls) {
     const TlsFigures& t = *c.tls;

@@ -103,7 +103,9 @@ TEST(H2Cli, ContradictoryProtocolFlagsAreExit2WithTheFix) {
       {{"http://127.0.0.1:1/", "--pipeline", "4", "--no-keepalive"},
        "knee: --streams/--pipeline: more than one request per connection needs connections that "
        "stay open"},
-      {{"http://127.0.0.1:1/", "--pipeline", "0"}, "knee: --streams/--pipeline: 0 requests"},
+      {{"http://127.0.0.1:1/", "--pipeline", "0"}, "knee: --pipeline: 0 requests"},
+      {{"http://127.0.0.1:1/", "--h2c", "--streams", "5000"}, "knee: --streams: 5000 requests"},
+      {{"http://127.0.0.1:1/", "--h2c", "--no-keepalive"}, "knee: --h2/--h2c: HTTP/2 keeps"},
   };
   for (const auto& [flags, message] : cases) {
     std::vector<std::string> argv = {KNEE_BINARY, "run"};
