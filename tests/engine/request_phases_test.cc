@@ -173,14 +173,17 @@ TEST(RequestPhases, AClosedPortOnTheFirstAttemptMeansUnreachable) {
 // handshakes agreed on is reported; a second connection resumes the first one's session.
 TEST(RequestPhases, HttpsMeasuresTheTlsPhase) {
   testing::TestPki pki;
-  testing::ScriptedServer server(testing::ScriptedServer::always_ok(),
-                                 testing::ServerTls::serving(pki.server_cert(), pki.key()));
+  testing::ServerTls tls = testing::ServerTls::serving(pki.server_cert(), pki.key());
+  tls.alpn = "http/1.1";
+  testing::ScriptedServer server(testing::ScriptedServer::always_ok(), tls);
   RequestPhasesOptions o = options_for(server.https_url("localhost"), 3);
   o.tls.ca_file = pki.ca_cert();
   auto r = measure_request_phases(o);
   ASSERT_TRUE(r) << r.status().message();
   EXPECT_EQ(r->ok, 3);
   EXPECT_EQ(r->tls_version, "TLSv1.3");
+  // Regression: the probe offered no ALPN, so it saw "none" where a run agrees on http/1.1.
+  EXPECT_EQ(r->alpn, "http/1.1");
   EXPECT_EQ(r->tls_resumed, 2);  // the 2nd and 3rd connections resume the 1st's session
   const auto& app = r->phases[static_cast<size_t>(RequestPhase::kAppConnect)];
   EXPECT_EQ(app.count, 3);

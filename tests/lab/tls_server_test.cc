@@ -11,6 +11,7 @@
 #include "lab/lab_server.h"
 #include "net/tls.h"
 #include "net/transport.h"
+#include "support/test_pki.h"
 
 namespace knee::lab {
 namespace {
@@ -87,6 +88,20 @@ TEST(TlsServer, CertAndKeyGoTogether) {
   ASSERT_FALSE(missing);
   EXPECT_EQ(missing.status().field(), "cert");
   EXPECT_NE(missing.status().message().find("/nonexistent.pem"), std::string::npos);
+}
+
+TEST(TlsServer, AKeyWithAPassPhraseIsRefusedNotPromptedFor) {
+  // Regression: knee serve --tls --key encrypted.pem waited on OpenSSL's terminal prompt.
+  knee::testing::TestPki pki;
+  auto c = net::TlsContext::create_server({pki.server_cert(), pki.encrypted_key()}, {});
+  ASSERT_FALSE(c);
+  EXPECT_EQ(c.status().field(), "key");
+  EXPECT_NE(c.status().message().find("is encrypted and knee does not ask for pass phrases"),
+            std::string::npos)
+      << c.status().message();
+  auto good = net::TlsContext::create_server({pki.server_cert(), pki.key()}, {});
+  ASSERT_TRUE(good) << good.status().message();
+  EXPECT_FALSE((*good)->self_signed());
 }
 
 TEST(TlsServer, TheEndpointsAnswerOverTlsAndPipelinedRequestsInOrder) {
