@@ -19,6 +19,7 @@ packages=(
   libgsl-dev                         # GSL nonlinear least squares: the USL fit (analysis/usl.cc)
   chromium                           # headless browser: tests/report/html_browser_test.sh
   libsqlite3-dev                     # embedded SQLite: the SQLite rungs of knee ladder (probes/)
+  curl                               # tests/e2e: a peer client for knee serve over h1, TLS, h2c, h2
 )
 
 missing=()

@@ -71,7 +71,7 @@ class ServeCommand final : public Subcommand {
       return kExitBadInput;
     }
     if (tls_) {
-      auto context = net::TlsContext::create_server({cert_, key_}, {"http/1.1"});
+      auto context = net::TlsContext::create_server({cert_, key_}, {"h2", "http/1.1"});
       if (!context) {
         const core::Status& s = context.status();
         fmt::print(stderr, "knee serve: {}{}\n", s.field().empty() ? "" : "--" + s.field() + ": ",

@@ -209,10 +209,10 @@ class SweepCommand final : public Subcommand {
       }
       return Status::ok();
     }
-    if (flags_.h2 || flags_.h2c) {
+    if (flags_.h2 && !server_tls_) {
       return Status::invalid_argument(
-          "--h2/--h2c: the built-in lab server speaks HTTP/1.1 only (over TLS with "
-          "--server-tls); give the URL of an HTTP/2 server");
+          "--h2: the built-in lab server speaks HTTP/2 over TLS with --server-tls; add it, or use "
+          "--h2c for HTTP/2 over cleartext");
     }
     for (auto [flag, value] :
          {std::pair{"--server-wait", &server_wait_}, std::pair{"--server-cpu", &server_cpu_}}) {

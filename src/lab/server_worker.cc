@@ -15,6 +15,7 @@
 
 #include "http/request_parser.h"
 #include "lab/endpoints.h"
+#include "lab/h2_session.h"
 
 namespace knee::lab {
 
@@ -43,6 +44,10 @@ constexpr core::Nanos kAcceptPause = std::chrono::milliseconds(100);
 // Edge-triggered, both directions registered once: no epoll_ctl per request.
 constexpr uint32_t kConnectionEvents = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET;
 constexpr std::string_view kJson = "application/json";
+// HTTP/2: concurrent streams a connection may open (SETTINGS_MAX_CONCURRENT_STREAMS), as nginx.
+constexpr uint32_t kMaxStreams = 128;
+// Connection::parent of a connection with a socket.
+constexpr uint32_t kNoParent = ~uint32_t{0};
 
 uint64_t tag_of(uint32_t slot, uint32_t generation) {
   return net::EventTag{slot, generation}.value();
@@ -87,6 +92,24 @@ struct Connection {
   int pending_minor = 1;
   double pending_ms = 0;
   std::string pending_id;  // /tracking's no=, decoded
+  // HTTP/2: a connection's session; or, for a stream slot (no transport), the connection it
+  // belongs to (its slot and generation) and its stream id.
+  std::unique_ptr<H2ServerSession> h2;
+  std::unique_ptr<H2Handler> h2_handler;
+  bool fresh = false;  // nothing served yet: the client preface may still come (h2c)
+  uint32_t parent = kNoParent;
+  uint32_t parent_generation = 0;
+  int32_t stream_id = 0;
+};
+
+// Passes a session's requests to the worker with the connection's slot.
+struct H2Handler final : H2ServerSession::Handler {
+  H2Handler(ServerWorker& w, uint32_t s) : worker(w), slot(s) {}
+  void on_request(int32_t stream_id, std::string_view method, std::string_view path) override {
+    worker.on_h2_request(slot, stream_id, method, path);
+  }
+  ServerWorker& worker;
+  uint32_t slot;
 };
 
 Result<std::unique_ptr<ServerWorker>> ServerWorker::create(const ServerShared& shared, int index,
@@ -209,8 +232,7 @@ void ServerWorker::pause_accepting() {
   accept_resume_ = Clock::now() + kAcceptPause;
 }
 
-void ServerWorker::open_connection(net::Fd fd) {
-  net::set_nodelay(fd.get());
+uint32_t ServerWorker::take_slot() {
   uint32_t slot;
   if (!free_slots_.empty()) {
     slot = free_slots_.back();  // LIFO: the most recently used buffers are the warmest
@@ -219,6 +241,17 @@ void ServerWorker::open_connection(net::Fd fd) {
     slot = static_cast<uint32_t>(slots_.size());
     slots_.push_back(std::make_unique<Connection>(slot));
   }
+  Connection& c = *slots_[slot];
+  c.h2.reset();
+  c.h2_handler.reset();
+  c.parent = kNoParent;
+  c.fresh = true;
+  return slot;
+}
+
+void ServerWorker::open_connection(net::Fd fd) {
+  net::set_nodelay(fd.get());
+  const uint32_t slot = take_slot();
   Connection& c = *slots_[slot];
   if (shared_.options.tls) {
     auto tls = net::TlsTransport::accept(std::move(fd), *shared_.options.tls);
@@ -253,6 +286,8 @@ void ServerWorker::close_connection(Connection& c) {
   if (c.state == ConnState::kFree) return;
   if (c.state == ConnState::kWaiting) add_in_flight(-1);  // its request is abandoned
   c.transport.reset();  // closing the socket also removes it from epoll (never dup'ed)
+  c.h2.reset();
+  c.h2_handler.reset();
   c.state = ConnState::kFree;
   ++c.generation;  // late events and timers for this connection are now stale
   --live_;
@@ -284,7 +319,15 @@ void ServerWorker::linger(Connection& c) {
 // Moves a connection as far as it can go without blocking: flush queued responses, answer
 // buffered requests, read more. Returns when it would block, waits on a timer, or closed.
 void ServerWorker::drive(Connection& c) {
+  if (c.parent != kNoParent) {  // a stream slot whose request was answered
+    if (Connection* connection = forward_stream(c)) drive(*connection);
+    return;
+  }
   while (true) {
+    if (c.h2) {
+      drive_h2(c);
+      return;
+    }
     if (c.state == ConnState::kHandshake) {
       const net::IoResult r = c.transport->finish_connect();
       if (r.status == net::IoStatus::kWouldBlock) return;  // edge-triggered: both directions armed
@@ -294,6 +337,7 @@ void ServerWorker::drive(Connection& c) {
       }
       c.state = ConnState::kActive;
       c.readable = true;  // the first request may have come with the handshake's last flight
+      if (c.transport->tls() != nullptr && c.transport->tls()->alpn == "h2") start_h2(c);
       continue;
     }
     if (c.state == ConnState::kLingering) {
@@ -310,7 +354,21 @@ void ServerWorker::drive(Connection& c) {
       close_connection(c);
       return;
     }
-    if (serve_buffered(c) == Step::kProgress) continue;
+    bool preface_pending = false;  // the first bytes so far are the start of the h2c preface
+    if (c.fresh && c.in_end > c.in_begin) {
+      const std::string_view got(c.in.get() + c.in_begin, c.in_end - c.in_begin);
+      const std::string_view preface = H2ServerSession::kClientPreface;
+      const size_t n = std::min(got.size(), preface.size());
+      if (got.substr(0, n) != preface.substr(0, n)) {
+        c.fresh = false;  // HTTP/1.1
+      } else if (n == preface.size()) {
+        start_h2(c);  // h2c with prior knowledge (RFC 9113 §3.3)
+        continue;
+      } else {
+        preface_pending = true;
+      }
+    }
+    if (!preface_pending && serve_buffered(c) == Step::kProgress) continue;
     // The buffer holds no complete request: send what was answered, then read.
     if (c.out_sent < c.out.size() && !flush(c)) return;
     if (!c.readable) return;
@@ -342,6 +400,83 @@ void ServerWorker::drive(Connection& c) {
     close_connection(c);  // EOF between requests (or mid-head), or a reset
     return;
   }
+}
+
+void ServerWorker::start_h2(Connection& c) {
+  auto handler = std::make_unique<H2Handler>(*this, c.slot);
+  auto session = H2ServerSession::create(*handler, kMaxStreams);
+  if (!session) {
+    close_connection(c);
+    return;
+  }
+  c.h2_handler = std::move(handler);
+  c.h2 = std::move(session).value();
+  c.fresh = false;
+  // What was read so far (the preface, perhaps requests) goes to the session.
+  const std::string_view got(c.in.get() + c.in_begin, c.in_end - c.in_begin);
+  c.in_begin = c.in_end = 0;
+  if (!got.empty() && !c.h2->receive(got)) close_connection(c);
+}
+
+void ServerWorker::drive_h2(Connection& c) {
+  const uint32_t generation = c.generation;
+  while (c.generation == generation) {
+    if (!c.h2->pull(c.out)) {
+      close_connection(c);
+      return;
+    }
+    if (c.out_sent < c.out.size() && !flush(c)) return;  // EPOLLOUT brings it back
+    if (c.h2->finished() || (draining_ && c.h2->open_streams() == 0)) {
+      close_connection(c);
+      return;
+    }
+    if (!c.readable) return;
+    const net::IoResult r = c.transport->recv_some({c.in.get(), kInBufferBytes});
+    if (r.status == net::IoStatus::kWouldBlock) {
+      c.readable = false;
+      return;
+    }
+    if (r.status != net::IoStatus::kDone) {
+      close_connection(c);  // EOF or a reset; streams still waiting are dropped
+      return;
+    }
+    if (r.bytes < kInBufferBytes && !c.peer_shut && !c.transport->buffered()) c.readable = false;
+    if (!c.h2->receive(std::string_view(c.in.get(), r.bytes))) {
+      close_connection(c);  // the client broke HTTP/2 framing
+      return;
+    }
+  }
+}
+
+void ServerWorker::on_h2_request(uint32_t slot, int32_t stream_id, std::string_view method,
+                                 std::string_view path) {
+  const uint32_t generation = slots_[slot]->generation;
+  const uint32_t s = take_slot();
+  Connection& stream = *slots_[s];
+  stream.state = ConnState::kActive;
+  stream.parent = slot;
+  stream.parent_generation = generation;
+  stream.stream_id = stream_id;
+  stream.fresh = false;
+  stream.out.clear();
+  stream.out_sent = 0;
+  stream.close_after_write = false;
+  stream.pending = Pending::kNone;
+  ++live_;
+  http::RequestHead head;
+  head.method = method;
+  head.target = path;
+  handle(stream, head);
+  if (stream.state != ConnState::kWaiting) forward_stream(stream);
+}
+
+Connection* ServerWorker::forward_stream(Connection& stream) {
+  Connection* connection = slots_[stream.parent].get();
+  const bool alive = connection->generation == stream.parent_generation && connection->h2;
+  if (alive) connection->h2->respond(stream.stream_id, stream.out, /*head_only=*/false);
+  stream.out.clear();
+  close_connection(stream);
+  return alive ? connection : nullptr;
 }
 
 // Writes queued output. True when all of it went; false when the socket is full (EPOLLOUT will
@@ -553,6 +688,12 @@ void ServerWorker::begin_drain() {
   listener_.reset();
   for (auto& slot : slots_) {
     Connection& c = *slot;
+    if (c.parent != kNoParent) continue;  // a stream's request: answered, then dropped
+    if (c.h2 && c.state == ConnState::kActive) {
+      c.h2->goaway();  // no new streams; those begun are answered, then it closes
+      drive(c);
+      continue;
+    }
     if (c.state == ConnState::kHandshake) {
       close_connection(c);  // no request yet
       continue;

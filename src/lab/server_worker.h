@@ -48,6 +48,7 @@ struct ServerShared {
 };
 
 struct Connection;
+struct H2Handler;
 
 class ServerWorker {
  public:
@@ -92,6 +93,18 @@ class ServerWorker {
   void force_close_all();
   void count_request();
   void add_in_flight(int64_t delta);
+  uint32_t take_slot();
+  // HTTP/2 (h2 by ALPN, or h2c when a connection opens with the client preface): the
+  // connection's session, then each request on a stream slot of its own (no socket) that the
+  // HTTP/1.1 endpoints answer as usual; its response goes back to the stream.
+  void start_h2(Connection& c);
+  void drive_h2(Connection& c);
+  void on_h2_request(uint32_t slot, int32_t stream_id, std::string_view method,
+                     std::string_view path);
+  // Hands a stream slot's response to its connection's session and frees the slot; returns the
+  // connection to write it on, or null when that connection has gone.
+  Connection* forward_stream(Connection& stream);
+  friend struct H2Handler;
 
   const ServerShared& shared_;
   WorkerCounters& counters_;

@@ -149,10 +149,21 @@ TEST(ServeTls, ASweepOfTheBuiltInServerOverTls) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("built-in lab server (knee serve --tls, pid "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("TLS: TLSv1.3 "), std::string::npos) << r.out;
-  auto h2 = run_process({KNEE_BINARY, "sweep", "--h2c", "--levels", "1", "-d", "0.2s"});
+  auto h2 = run_process({KNEE_BINARY, "sweep", "--h2", "--levels", "1", "-d", "0.2s"});
   EXPECT_EQ(h2.exit_code, 2);
-  EXPECT_NE(h2.err.find("the built-in lab server speaks HTTP/1.1 only"), std::string::npos)
-      << h2.err;
+  EXPECT_NE(h2.err.find("speaks HTTP/2 over TLS with --server-tls"), std::string::npos) << h2.err;
+  // Over HTTP/2, with TLS and without: the built-in server speaks both.
+  for (const std::vector<std::string>& flags :
+       {std::vector<std::string>{"--server-tls", "--h2"}, std::vector<std::string>{"--h2c"}}) {
+    std::vector<std::string> argv = {
+        KNEE_BINARY, "sweep", "--levels", "1,2",           "-d", "0.3s", "-w", "0",
+        "--streams", "4",     "--quiet",  "--server-wait", "1ms"};
+    argv.insert(argv.end(), flags.begin(), flags.end());
+    auto s = run_process(argv);
+    ASSERT_EQ(s.exit_code, 0) << s.err;
+    EXPECT_NE(s.out.find(", 4 streams per connection; N = connections x 4"), std::string::npos)
+        << s.out;
+  }
 }
 
 }  // namespace
@@ -199,6 +210,60 @@ TEST(ServeTls, CtrlCDuringThePreflightHandshakeExits130) {
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 130) << err;
   EXPECT_EQ(err.rfind("knee: interrupted before measuring began (", 0), 0u) << err;
+}
+
+}  // namespace
+}  // namespace knee
+
+namespace knee {
+namespace {
+
+// Every lab endpoint answers the same over HTTP/1.1, HTTP/1.1 over TLS, h2c and h2 (issue 12,
+// point 6), checked with curl, a client knee did not write.
+TEST(ServeTls, EveryEndpointIsTheSameOverH1TlsH2cAndH2) {
+  testing::BackgroundProcess plain({KNEE_BINARY, "serve", "--port", "0", "--wait", "1ms"});
+  testing::BackgroundProcess tls({KNEE_BINARY, "serve", "--tls", "--port", "0", "--wait", "1ms"});
+  const int p = testing::port_of_listening_line(plain.first_line());
+  const int t = testing::port_of_listening_line(tls.first_line());
+  ASSERT_GT(p, 0);
+  ASSERT_GT(t, 0);
+  const std::string h = "http://127.0.0.1:" + std::to_string(p);
+  const std::string s = "https://127.0.0.1:" + std::to_string(t);
+  struct Way {
+    std::string base;
+    std::vector<std::string> flags;
+    std::string version;  // curl's %{http_version}
+  };
+  const std::vector<Way> ways = {{h, {"--http1.1"}, "1.1"},
+                                 {s, {"-k", "--http1.1"}, "1.1"},
+                                 {h, {"--http2-prior-knowledge"}, "2"},
+                                 {s, {"-k", "--http2"}, "2"}};
+  for (const std::string path :
+       {"/fast", "/tracking?no=G1-7", "/slow-async?ms=2", "/slow-sync?ms=1",
+        "/stall?every=10&for=1&ms=1", "/nope", "/slow-async?ms=oops"}) {
+    std::string first;
+    for (const Way& way : ways) {
+      std::vector<std::string> argv = {"/usr/bin/curl", "-s", "-w", "|%{http_code}|%{http_version}"};
+      argv.insert(argv.end(), way.flags.begin(), way.flags.end());
+      argv.push_back(way.base + path);
+      auto r = run_process(argv);
+      ASSERT_EQ(r.exit_code, 0) << path << " " << r.err;
+      const std::string version = r.out.substr(r.out.rfind('|') + 1);
+      EXPECT_EQ(version, way.version) << way.base << path;
+      const std::string answer = r.out.substr(0, r.out.rfind('|'));  // body|status
+      if (first.empty()) first = answer;
+      EXPECT_EQ(answer, first) << way.base << path << " over HTTP/" << way.version;
+    }
+  }
+  // HEAD and a method the lab does not serve, over h2c.
+  auto head = run_process({"/usr/bin/curl", "-s", "-I", "--http2-prior-knowledge", h + "/fast"});
+  EXPECT_EQ(head.out.rfind("HTTP/2 200", 0), 0u) << head.out;
+  EXPECT_NE(head.out.find("content-length: 29"), std::string::npos) << head.out;
+  auto post = run_process(
+      {"/usr/bin/curl", "-s", "-X", "POST", "-w", "|%{http_code}", "--http2-prior-knowledge", h + "/fast"});
+  EXPECT_EQ(post.out.substr(post.out.rfind('|') + 1), "405");
+  EXPECT_EQ(plain.terminate(), 0);
+  EXPECT_EQ(tls.terminate(), 0);
 }
 
 }  // namespace

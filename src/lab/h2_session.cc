@@ -1,0 +1,190 @@
+#include "lab/h2_session.h"
+
+#include <fmt/format.h>
+#include <nghttp2/nghttp2.h>
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <cstring>
+#include <vector>
+
+namespace knee::lab {
+
+using core::Result;
+using core::Status;
+
+namespace {
+
+bool iequals(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) ==
+                  std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& ch : out) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return out;
+}
+
+}  // namespace
+
+struct H2ServerSession::Callbacks {
+  static H2ServerSession& self(void* user_data) {
+    return *static_cast<H2ServerSession*>(user_data);
+  }
+
+  static int on_begin_headers(nghttp2_session*, const nghttp2_frame* frame, void* user_data) {
+    if (frame->hd.type == NGHTTP2_HEADERS && frame->headers.cat == NGHTTP2_HCAT_REQUEST) {
+      self(user_data).streams_[frame->hd.stream_id];
+    }
+    return 0;
+  }
+
+  static int on_header(nghttp2_session*, const nghttp2_frame* frame, const uint8_t* name,
+                       size_t namelen, const uint8_t* value, size_t valuelen, uint8_t,
+                       void* user_data) {
+    auto& streams = self(user_data).streams_;
+    auto it = streams.find(frame->hd.stream_id);
+    if (it == streams.end()) return 0;
+    const std::string_view n(reinterpret_cast<const char*>(name), namelen);
+    const std::string_view v(reinterpret_cast<const char*>(value), valuelen);
+    if (n == ":method") it->second.method = v;
+    if (n == ":path") it->second.path = v;
+    return 0;
+  }
+
+  static int on_frame_recv(nghttp2_session*, const nghttp2_frame* frame, void* user_data) {
+    const bool request_done =
+        (frame->hd.type == NGHTTP2_HEADERS || frame->hd.type == NGHTTP2_DATA) &&
+        (frame->hd.flags & NGHTTP2_FLAG_END_STREAM) != 0;
+    if (!request_done) return 0;
+    H2ServerSession& s = self(user_data);
+    auto it = s.streams_.find(frame->hd.stream_id);
+    if (it == s.streams_.end()) return 0;
+    // Copies: the handler may answer at once, which may close the stream and erase it.
+    const std::string method = it->second.method;
+    const std::string path = it->second.path;
+    s.handler_.on_request(frame->hd.stream_id, method, path);
+    return 0;
+  }
+
+  static int on_stream_close(nghttp2_session*, int32_t stream_id, uint32_t, void* user_data) {
+    self(user_data).streams_.erase(stream_id);
+    return 0;
+  }
+
+  static ssize_t read_body(nghttp2_session*, int32_t stream_id, uint8_t* buf, size_t length,
+                           uint32_t* data_flags, nghttp2_data_source*, void* user_data) {
+    auto& streams = self(user_data).streams_;
+    auto it = streams.find(stream_id);
+    if (it == streams.end()) {
+      *data_flags |= NGHTTP2_DATA_FLAG_EOF;
+      return 0;
+    }
+    Stream& st = it->second;
+    const size_t n = std::min(length, st.body.size() - st.body_sent);
+    std::memcpy(buf, st.body.data() + st.body_sent, n);
+    st.body_sent += n;
+    if (st.body_sent == st.body.size()) *data_flags |= NGHTTP2_DATA_FLAG_EOF;
+    return static_cast<ssize_t>(n);
+  }
+};
+
+Result<std::unique_ptr<H2ServerSession>> H2ServerSession::create(Handler& handler,
+                                                                 uint32_t max_streams) {
+  std::unique_ptr<H2ServerSession> s(new H2ServerSession(handler));
+  nghttp2_session_callbacks* cb = nullptr;
+  if (nghttp2_session_callbacks_new(&cb) != 0) {
+    return Status::io_error("HTTP/2: cannot allocate the session's callbacks");
+  }
+  nghttp2_session_callbacks_set_on_begin_headers_callback(cb, Callbacks::on_begin_headers);
+  nghttp2_session_callbacks_set_on_header_callback(cb, Callbacks::on_header);
+  nghttp2_session_callbacks_set_on_frame_recv_callback(cb, Callbacks::on_frame_recv);
+  nghttp2_session_callbacks_set_on_stream_close_callback(cb, Callbacks::on_stream_close);
+  const int rv = nghttp2_session_server_new(&s->session_, cb, s.get());
+  nghttp2_session_callbacks_del(cb);
+  if (rv != 0) return Status::io_error(fmt::format("HTTP/2: {}", nghttp2_strerror(rv)));
+  const nghttp2_settings_entry limit{NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, max_streams};
+  if (nghttp2_submit_settings(s->session_, NGHTTP2_FLAG_NONE, &limit, 1) != 0) {
+    return Status::io_error("HTTP/2: cannot queue the session's SETTINGS");
+  }
+  return s;
+}
+
+H2ServerSession::~H2ServerSession() { nghttp2_session_del(session_); }
+
+Status H2ServerSession::receive(std::string_view bytes) {
+  const ssize_t n = nghttp2_session_mem_recv(
+      session_, reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
+  if (n < 0) {
+    return Status::io_error(fmt::format("HTTP/2: {}", nghttp2_strerror(static_cast<int>(n))));
+  }
+  return Status::ok();
+}
+
+Status H2ServerSession::pull(std::string& out) {
+  while (true) {
+    const uint8_t* data = nullptr;
+    const ssize_t n = nghttp2_session_mem_send(session_, &data);
+    if (n < 0) {
+      return Status::io_error(fmt::format("HTTP/2: {}", nghttp2_strerror(static_cast<int>(n))));
+    }
+    if (n == 0) return Status::ok();
+    out.append(reinterpret_cast<const char*>(data), static_cast<size_t>(n));
+  }
+}
+
+void H2ServerSession::respond(int32_t stream_id, std::string_view http1, bool head_only) {
+  auto it = streams_.find(stream_id);
+  if (it == streams_.end()) return;  // the client reset it, or the connection went
+  const size_t head_end = http1.find("\r\n\r\n");
+  if (http1.size() < 12 || head_end == std::string_view::npos) return;
+  std::string status(http1.substr(9, 3));  // "HTTP/1.1 200 OK"
+  std::vector<std::pair<std::string, std::string>> fields;
+  size_t at = http1.find("\r\n") + 2;
+  while (at < head_end) {
+    const size_t eol = http1.find("\r\n", at);
+    const std::string_view line = http1.substr(at, eol - at);
+    at = eol + 2;
+    const size_t colon = line.find(':');
+    if (colon == std::string_view::npos) continue;
+    const std::string_view name = line.substr(0, colon);
+    std::string_view value = line.substr(colon + 1);
+    while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
+    if (iequals(name, "connection") || iequals(name, "keep-alive")) continue;
+    fields.emplace_back(lower(name), std::string(value));
+  }
+  Stream& st = it->second;
+  st.body = head_only ? std::string() : std::string(http1.substr(head_end + 4));
+  st.body_sent = 0;
+  std::vector<nghttp2_nv> nva;
+  auto add = [&](const std::string& n, const std::string& v) {
+    nva.push_back(nghttp2_nv{reinterpret_cast<uint8_t*>(const_cast<char*>(n.data())),
+                             reinterpret_cast<uint8_t*>(const_cast<char*>(v.data())), n.size(),
+                             v.size(), NGHTTP2_NV_FLAG_NONE});
+  };
+  const std::string status_name = ":status";
+  add(status_name, status);
+  for (const auto& [n, v] : fields) add(n, v);
+  nghttp2_data_provider provider{};
+  provider.read_callback = Callbacks::read_body;
+  nghttp2_submit_response(session_, stream_id, nva.data(), nva.size(),
+                          st.body.empty() ? nullptr : &provider);
+}
+
+void H2ServerSession::goaway() {
+  nghttp2_submit_goaway(session_, NGHTTP2_FLAG_NONE,
+                        nghttp2_session_get_last_proc_stream_id(session_), NGHTTP2_NO_ERROR,
+                        nullptr, 0);
+}
+
+size_t H2ServerSession::open_streams() const { return streams_.size(); }
+
+bool H2ServerSession::finished() const {
+  return nghttp2_session_want_read(session_) == 0 && nghttp2_session_want_write(session_) == 0;
+}
+
+}  // namespace knee::lab

@@ -1,0 +1,73 @@
+// H2ServerSession: the lab server's side of one HTTP/2 connection (RFC 9113), framed by
+// libnghttp2 without a socket, as http::H2Client is for the load engine. receive() takes the
+// bytes read (the client's connection preface first), pull() hands over the bytes to write.
+// Each complete request (HEADERS, and DATA, with END_STREAM) reaches the Handler with its
+// :method and :path; the worker answers it like an HTTP/1.1 request and gives the HTTP/1.1
+// response it wrote to respond(), which sends its status, Content-Type, Content-Length and Date
+// as HEADERS and its body as DATA. So every endpoint is the same code over HTTP/1.1 and HTTP/2.
+//
+// Ownership and thread-safety: belongs to its connection's worker thread; the Handler must
+// outlive it.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "core/status.h"
+
+struct nghttp2_session;
+
+namespace knee::lab {
+
+class H2ServerSession {
+ public:
+  class Handler {
+   public:
+    virtual ~Handler() = default;
+    // A complete request on `stream_id`; the views are valid during the call only.
+    virtual void on_request(int32_t stream_id, std::string_view method, std::string_view path) = 0;
+  };
+
+  // The preface a client with prior knowledge sends first (RFC 9113 §3.4), 24 bytes.
+  static constexpr std::string_view kClientPreface = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+
+  // A session whose SETTINGS (at most `max_streams` concurrent streams) are queued for pull().
+  // Errors: kIoError when nghttp2 cannot allocate it.
+  static core::Result<std::unique_ptr<H2ServerSession>> create(Handler& handler,
+                                                               uint32_t max_streams);
+  ~H2ServerSession();
+  H2ServerSession(const H2ServerSession&) = delete;
+  H2ServerSession& operator=(const H2ServerSession&) = delete;
+
+  // Errors: kIoError with nghttp2's reason when the client broke the protocol.
+  core::Status receive(std::string_view bytes);
+  core::Status pull(std::string& out);
+  // Answers `stream_id` with `http1`, a whole HTTP/1.1 response as the lab writes it
+  // (response.h); `head_only` for HEAD (no DATA). A stream the client has closed meanwhile is
+  // skipped. Connection-specific fields (Connection, Keep-Alive) are dropped (RFC 9113 §8.2.2).
+  void respond(int32_t stream_id, std::string_view http1, bool head_only);
+  // A graceful GOAWAY (no new streams; those begun are answered).
+  void goaway();
+  // Streams begun and not yet closed.
+  size_t open_streams() const;
+  // Nothing left to read or write.
+  bool finished() const;
+
+ private:
+  struct Stream {
+    std::string method, path;
+    std::string body;  // the response body being sent
+    size_t body_sent = 0;
+  };
+  struct Callbacks;
+  explicit H2ServerSession(Handler& handler) : handler_(handler) {}
+
+  Handler& handler_;
+  nghttp2_session* session_ = nullptr;
+  std::map<int32_t, Stream> streams_;
+};
+
+}  // namespace knee::lab

@@ -1,0 +1,142 @@
+// The lab server over HTTP/2 with prior knowledge (h2c; issue 12, point 6), driven by knee's own
+// H2Client over a blocking socket: streams that wait on timers are answered each on its own, a
+// connection carries many at once, a malformed preface is closed without stopping the server,
+// and a stop answers the streams in flight before the connection closes (GOAWAY).
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <deque>
+#include <map>
+#include <string>
+#include <thread>
+
+#include "http/h2_client.h"
+#include "lab/h2_session.h"
+#include "lab/lab_server.h"
+#include "net/transport.h"
+
+namespace knee::lab {
+namespace {
+
+using namespace std::chrono_literals;
+
+class Client : public http::H2Client::Listener {
+ public:
+  explicit Client(const net::SocketAddress& address) {
+    auto fd = net::connect_tcp(address, net::Blocking::kYes);
+    EXPECT_TRUE(fd);
+    net::set_io_timeouts(fd->get(), 5s);
+    transport_ = std::make_unique<net::TcpTransport>(std::move(fd).value());
+    session_ = std::move(http::H2Client::create(*this)).value();
+  }
+  // Starts `path` on lane `lane`.
+  void get(uint32_t lane, const std::string& path) {
+    http::RequestSpec spec;
+    spec.url = *http::parse_url("http://127.0.0.1" + path);
+    requests_.push_back(std::move(http::H2Request::compile(spec)).value());
+    ASSERT_TRUE(session_->submit(lane, requests_.back()));
+  }
+  // Moves bytes (a few rounds at least) until `answers` streams have ended or 5 s pass.
+  void run_until(size_t answers) {
+    const auto deadline = std::chrono::steady_clock::now() + 5s;
+    for (int round = 0; round < 3 || (status.size() + resets.size() < answers &&
+                                      std::chrono::steady_clock::now() < deadline);
+         ++round) {
+      std::string out;
+      ASSERT_TRUE(session_->pull(out).ok());
+      if (!out.empty()) {
+        ASSERT_TRUE(net::send_all(*transport_, out, "h2"));
+      }
+      pollfd p{transport_->fd(), POLLIN, 0};
+      if (::poll(&p, 1, 50) <= 0) continue;
+      char buf[16384];
+      const net::IoResult r = transport_->recv_some(buf);
+      if (r.status != net::IoStatus::kDone) {
+        closed = true;
+        return;
+      }
+      ASSERT_TRUE(session_->receive(std::string_view(buf, r.bytes)).ok());
+    }
+  }
+  void on_response(uint32_t lane, int s, uint64_t body, uint64_t) override {
+    status[lane] = s;
+    bodies[lane] = body;
+  }
+  void on_reset(uint32_t lane, uint32_t code, bool, uint64_t) override { resets[lane] = code; }
+  bool goaway() const { return session_->goaway_received(); }
+
+  std::map<uint32_t, int> status;
+  std::map<uint32_t, uint64_t> bodies;
+  std::map<uint32_t, uint32_t> resets;
+  bool closed = false;
+
+ private:
+  std::unique_ptr<net::TcpTransport> transport_;
+  std::unique_ptr<http::H2Client> session_;
+  std::deque<http::H2Request> requests_;
+};
+
+std::unique_ptr<LabServer> start() {
+  ServerOptions o;
+  o.wait = 1ms;
+  auto s = LabServer::start(o);
+  EXPECT_TRUE(s) << s.status().message();
+  return s ? std::move(s).value() : nullptr;
+}
+
+TEST(H2Server, ManyStreamsOnOneConnectionEachWaitOnTheirOwnTimer) {
+  auto server = start();
+  ASSERT_TRUE(server);
+  Client c(server->address());
+  c.run_until(0);  // SETTINGS
+  for (uint32_t lane = 0; lane < 20; ++lane) {
+    c.get(lane, lane % 2 == 0 ? "/slow-async?ms=30" : "/tracking?no=G" + std::to_string(lane));
+  }
+  c.get(20, "/nope");
+  c.run_until(21);
+  ASSERT_EQ(c.status.size(), 21u);
+  for (uint32_t lane = 0; lane < 20; ++lane) EXPECT_EQ(c.status[lane], 200) << lane;
+  EXPECT_EQ(c.status[20], 404);
+  EXPECT_TRUE(c.resets.empty());
+  EXPECT_FALSE(c.closed);
+}
+
+TEST(H2Server, ABrokenPrefaceIsClosedAndTheServerServesOn) {
+  auto server = start();
+  ASSERT_TRUE(server);
+  auto fd = net::connect_tcp(server->address(), net::Blocking::kYes);
+  ASSERT_TRUE(fd);
+  net::set_io_timeouts(fd->get(), 5s);
+  net::TcpTransport t(std::move(fd).value());
+  // The preface, then a frame that is not SETTINGS: a connection error (RFC 9113 §3.4).
+  const std::string bad =
+      std::string(H2ServerSession::kClientPreface) + std::string("\0\0\0\x01\0\0\0\0\x01", 9);
+  ASSERT_TRUE(net::send_all(t, bad, "bad"));
+  char buf[512];
+  while (t.recv_some(buf).status == net::IoStatus::kDone) {
+  }
+  Client c(server->address());
+  c.run_until(0);
+  c.get(0, "/fast");
+  c.run_until(1);
+  EXPECT_EQ(c.status[0], 200);
+}
+
+TEST(H2Server, AStopAnswersTheStreamsInFlightThenSaysGoaway) {
+  auto server = start();
+  ASSERT_TRUE(server);
+  Client c(server->address());
+  c.run_until(0);
+  for (uint32_t lane = 0; lane < 4; ++lane) c.get(lane, "/slow-async?ms=200");
+  c.run_until(0);  // the requests go out
+  std::this_thread::sleep_for(50ms);
+  server->request_stop();
+  c.run_until(4);
+  EXPECT_EQ(c.status.size(), 4u);
+  for (const auto& [lane, s] : c.status) EXPECT_EQ(s, 200) << lane;
+  EXPECT_TRUE(c.goaway());
+}
+
+}  // namespace
+}  // namespace knee::lab
