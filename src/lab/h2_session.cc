@@ -53,6 +53,7 @@ struct H2ServerSession::Callbacks {
     const std::string_view v(reinterpret_cast<const char*>(value), valuelen);
     if (n == ":method") it->second.method = v;
     if (n == ":path") it->second.path = v;
+    it->second.field_bytes += namelen + valuelen + 32;
     return 0;
   }
 
@@ -67,12 +68,13 @@ struct H2ServerSession::Callbacks {
     // Copies: the handler may answer at once, which may close the stream and erase it.
     const std::string method = it->second.method;
     const std::string path = it->second.path;
-    s.handler_.on_request(frame->hd.stream_id, method, path);
+    s.handler_.on_request(frame->hd.stream_id, method, path, it->second.field_bytes);
     return 0;
   }
 
   static int on_stream_close(nghttp2_session*, int32_t stream_id, uint32_t, void* user_data) {
-    self(user_data).streams_.erase(stream_id);
+    H2ServerSession& s = self(user_data);
+    if (s.streams_.erase(stream_id) > 0) s.handler_.on_stream_closed(stream_id);
     return 0;
   }
 

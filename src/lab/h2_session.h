@@ -28,7 +28,13 @@ class H2ServerSession {
    public:
     virtual ~Handler() = default;
     // A complete request on `stream_id`; the views are valid during the call only.
-    virtual void on_request(int32_t stream_id, std::string_view method, std::string_view path) = 0;
+    // `field_bytes`: its header fields' size as HPACK counts it (name + value + 32 each, RFC 9113
+    // §6.5.2), for the same 8 KiB limit as an HTTP/1.1 header section.
+    virtual void on_request(int32_t stream_id, std::string_view method, std::string_view path,
+                            size_t field_bytes) = 0;
+    // `stream_id` closed before or after its answer (the client reset it, or it was answered):
+    // work still pending for it can be dropped.
+    virtual void on_stream_closed(int32_t stream_id) = 0;
   };
 
   // The preface a client with prior knowledge sends first (RFC 9113 §3.4), 24 bytes.
@@ -59,6 +65,7 @@ class H2ServerSession {
  private:
   struct Stream {
     std::string method, path;
+    size_t field_bytes = 0;
     std::string body;  // the response body being sent
     size_t body_sent = 0;
   };

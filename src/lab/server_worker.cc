@@ -12,6 +12,7 @@
 #include <cstring>
 #include <ctime>
 #include <iterator>
+#include <map>
 
 #include "http/request_parser.h"
 #include "lab/endpoints.h"
@@ -100,14 +101,20 @@ struct Connection {
   uint32_t parent = kNoParent;
   uint32_t parent_generation = 0;
   int32_t stream_id = 0;
+  // A connection's streams waiting on a timer: stream id -> stream slot, to drop their work when
+  // the client resets them or goes (else a reset stream costs a slot and a timer each).
+  std::map<int32_t, uint32_t> waiting_streams;
+  bool peer_done = false;  // HTTP/2: the client's EOF was read; streams waiting are still answered
 };
 
 // Passes a session's requests to the worker with the connection's slot.
 struct H2Handler final : H2ServerSession::Handler {
   H2Handler(ServerWorker& w, uint32_t s) : worker(w), slot(s) {}
-  void on_request(int32_t stream_id, std::string_view method, std::string_view path) override {
-    worker.on_h2_request(slot, stream_id, method, path);
+  void on_request(int32_t stream_id, std::string_view method, std::string_view path,
+                  size_t field_bytes) override {
+    worker.on_h2_request(slot, stream_id, method, path, field_bytes);
   }
+  void on_stream_closed(int32_t stream_id) override { worker.on_h2_stream_closed(slot, stream_id); }
   ServerWorker& worker;
   uint32_t slot;
 };
@@ -288,10 +295,18 @@ void ServerWorker::close_connection(Connection& c) {
   c.transport.reset();  // closing the socket also removes it from epoll (never dup'ed)
   c.h2.reset();
   c.h2_handler.reset();
+  // Its streams still waiting on timers go with it: nobody is left to answer.
+  const std::map<int32_t, uint32_t> waiting = std::move(c.waiting_streams);
+  c.waiting_streams.clear();
+  c.peer_done = false;
   c.state = ConnState::kFree;
   ++c.generation;  // late events and timers for this connection are now stale
   --live_;
   free_slots_.push_back(c.slot);
+  for (const auto& [id, child] : waiting) {
+    Connection& stream = *slots_[child];
+    if (stream.parent == c.slot && stream.state == ConnState::kWaiting) close_connection(stream);
+  }
 }
 
 void ServerWorker::start_closing(Connection& c) {
@@ -426,18 +441,26 @@ void ServerWorker::drive_h2(Connection& c) {
       return;
     }
     if (c.out_sent < c.out.size() && !flush(c)) return;  // EPOLLOUT brings it back
-    if (c.h2->finished() || (draining_ && c.h2->open_streams() == 0)) {
+    if (c.h2->finished() ||
+        ((draining_ || c.peer_done) && c.waiting_streams.empty() && c.h2->open_streams() == 0)) {
       close_connection(c);
       return;
     }
-    if (!c.readable) return;
+    if (!c.readable || c.peer_done) return;
     const net::IoResult r = c.transport->recv_some({c.in.get(), kInBufferBytes});
     if (r.status == net::IoStatus::kWouldBlock) {
       c.readable = false;
       return;
     }
+    if (r.status == net::IoStatus::kClosed && !c.waiting_streams.empty()) {
+      // The client half-closed: answer the streams still waiting, then close (as over
+      // HTTP/1.1).
+      c.peer_done = true;
+      c.readable = false;
+      return;
+    }
     if (r.status != net::IoStatus::kDone) {
-      close_connection(c);  // EOF or a reset; streams still waiting are dropped
+      close_connection(c);  // EOF or a reset
       return;
     }
     if (r.bytes < kInBufferBytes && !c.peer_shut && !c.transport->buffered()) c.readable = false;
@@ -449,7 +472,7 @@ void ServerWorker::drive_h2(Connection& c) {
 }
 
 void ServerWorker::on_h2_request(uint32_t slot, int32_t stream_id, std::string_view method,
-                                 std::string_view path) {
+                                 std::string_view path, size_t field_bytes) {
   const uint32_t generation = slots_[slot]->generation;
   const uint32_t s = take_slot();
   Connection& stream = *slots_[s];
@@ -463,16 +486,44 @@ void ServerWorker::on_h2_request(uint32_t slot, int32_t stream_id, std::string_v
   stream.close_after_write = false;
   stream.pending = Pending::kNone;
   ++live_;
-  http::RequestHead head;
-  head.method = method;
-  head.target = path;
-  handle(stream, head);
-  if (stream.state != ConnState::kWaiting) forward_stream(stream);
+  // The HTTP/1.1 parser's limits and target bytes hold over HTTP/2 too, with its answers.
+  const bool bad_byte = std::any_of(path.begin(), path.end(), [](char ch) {
+    return static_cast<unsigned char>(ch) <= 0x20 || static_cast<unsigned char>(ch) >= 0x7f;
+  });
+  if (path.size() > http::kMaxRequestLineBytes) {
+    respond_fixed(stream, uri_too_long_, ConnectionMode::kKeepAlive, false);
+  } else if (field_bytes > http::kMaxHeaderSectionBytes) {
+    respond_fixed(stream, fields_too_large_, ConnectionMode::kKeepAlive, false);
+  } else if (bad_byte || path.empty()) {
+    respond_fixed(stream, bad_request_, ConnectionMode::kKeepAlive, false);
+  } else {
+    http::RequestHead head;
+    head.method = method;
+    head.target = path;
+    handle(stream, head);
+  }
+  if (stream.state == ConnState::kWaiting) {
+    slots_[slot]->waiting_streams[stream_id] = s;
+  } else {
+    forward_stream(stream);
+  }
+}
+
+void ServerWorker::on_h2_stream_closed(uint32_t slot, int32_t stream_id) {
+  Connection& c = *slots_[slot];
+  auto it = c.waiting_streams.find(stream_id);
+  if (it == c.waiting_streams.end()) return;
+  Connection& stream = *slots_[it->second];
+  c.waiting_streams.erase(it);
+  // Reset by the client while its timer runs: the work is dropped, the slot freed (its timer
+  // finds a new generation and does nothing).
+  if (stream.parent == slot && stream.state == ConnState::kWaiting) close_connection(stream);
 }
 
 Connection* ServerWorker::forward_stream(Connection& stream) {
   Connection* connection = slots_[stream.parent].get();
   const bool alive = connection->generation == stream.parent_generation && connection->h2;
+  if (alive) connection->waiting_streams.erase(stream.stream_id);
   if (alive) connection->h2->respond(stream.stream_id, stream.out, /*head_only=*/false);
   stream.out.clear();
   close_connection(stream);
@@ -686,8 +737,9 @@ void ServerWorker::begin_drain() {
   accepting_ = false;
   accept_resume_.reset();
   listener_.reset();
-  for (auto& slot : slots_) {
-    Connection& c = *slot;
+  // By index: answering a stream may take a new slot and grow slots_.
+  for (size_t i = 0, n = slots_.size(); i < n; ++i) {
+    Connection& c = *slots_[i];
     if (c.parent != kNoParent) continue;  // a stream's request: answered, then dropped
     if (c.h2 && c.state == ConnState::kActive) {
       c.h2->goaway();  // no new streams; those begun are answered, then it closes

@@ -100,7 +100,8 @@ class ServerWorker {
   void start_h2(Connection& c);
   void drive_h2(Connection& c);
   void on_h2_request(uint32_t slot, int32_t stream_id, std::string_view method,
-                     std::string_view path);
+                     std::string_view path, size_t field_bytes);
+  void on_h2_stream_closed(uint32_t slot, int32_t stream_id);
   // Hands a stream slot's response to its connection's session and frees the slot; returns the
   // connection to write it on, or null when that connection has gone.
   Connection* forward_stream(Connection& stream);
