@@ -177,6 +177,30 @@ std::string sweep_tls_text(const SweepDocument& doc) {
       resumed);
 }
 
+// An HTTP/2 sweep: what the servers said about its connections, over every level (the median
+// runs'; per level in JSON: connects.h2).
+std::string sweep_h2_text(const SweepDocument& doc) {
+  std::optional<uint32_t> max_streams;
+  uint64_t goaways = 0, resent = 0;
+  bool any = false;
+  for (const LevelFigures& level : doc.levels) {
+    const auto& c = level.median.connects;
+    if (!c || !c->h2) continue;
+    any = true;
+    goaways += c->h2->goaways;
+    resent += c->h2->resent;
+    if (c->h2->server_max_streams) {
+      max_streams =
+          std::min(max_streams.value_or(*c->h2->server_max_streams), *c->h2->server_max_streams);
+    }
+  }
+  if (!any) return "";
+  return fmt::format(
+      "HTTP/2: server's max concurrent streams {}; {} GOAWAY received and {} requests they "
+      "refused sent again over the levels, warm-ups included (per level in JSON: connects)\n",
+      max_streams ? std::to_string(*max_streams) : "not set", goaways, resent);
+}
+
 }  // namespace
 
 std::string protocol_name(const LoadParams& params, const ConnectFigures* connects) {
@@ -231,10 +255,13 @@ std::string render_run_text(const RunDocument& doc) {
   out += fmt::format("knee run {} {}\n", doc.params.method, doc.params.url);
   if (r.open) {
     out += fmt::format(
-        "  open loop: {:.0f} req/s target ({} arrivals), up to {} connections, {} "
+        "  open loop: {:.0f} req/s target ({} arrivals), up to {} connections{}, {} "
         "{}, {:.2f} s measured after {:.2f} s warm-up\n",
-        r.open->target_rate_rps, doc.params.arrival, connections, r.threads, threads, r.duration_s,
-        doc.params.warmup_s);
+        r.open->target_rate_rps, doc.params.arrival, connections,
+        doc.params.per_connection.value_or(1) > 1
+            ? fmt::format(" x {} per connection", *doc.params.per_connection)
+            : "",
+        r.threads, threads, r.duration_s, doc.params.warmup_s);
   } else {
     const int per = doc.params.per_connection.value_or(1);
     const int opened = connections / per;
@@ -378,6 +405,7 @@ std::string render_sweep_text(const SweepDocument& doc) {
   }
   out += render_table(rows);
   out += sweep_tls_text(doc);
+  out += sweep_h2_text(doc);
   for (const LevelFigures& level : doc.levels) {
     for (const std::string& note : level.notes) {
       out += fmt::format("note at {}: {}\n",
