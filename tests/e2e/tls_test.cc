@@ -243,7 +243,8 @@ TEST(ServeTls, EveryEndpointIsTheSameOverH1TlsH2cAndH2) {
         "/stall?every=10&for=1&ms=1", "/nope", "/slow-async?ms=oops"}) {
     std::string first;
     for (const Way& way : ways) {
-      std::vector<std::string> argv = {"/usr/bin/curl", "-s", "-w", "|%{http_code}|%{http_version}"};
+      std::vector<std::string> argv = {"/usr/bin/curl", "-s", "-w",
+                                       "|%{http_code}|%{http_version}"};
       argv.insert(argv.end(), way.flags.begin(), way.flags.end());
       argv.push_back(way.base + path);
       auto r = run_process(argv);
@@ -259,8 +260,8 @@ TEST(ServeTls, EveryEndpointIsTheSameOverH1TlsH2cAndH2) {
   auto head = run_process({"/usr/bin/curl", "-s", "-I", "--http2-prior-knowledge", h + "/fast"});
   EXPECT_EQ(head.out.rfind("HTTP/2 200", 0), 0u) << head.out;
   EXPECT_NE(head.out.find("content-length: 29"), std::string::npos) << head.out;
-  auto post = run_process(
-      {"/usr/bin/curl", "-s", "-X", "POST", "-w", "|%{http_code}", "--http2-prior-knowledge", h + "/fast"});
+  auto post = run_process({"/usr/bin/curl", "-s", "-X", "POST", "-w", "|%{http_code}",
+                           "--http2-prior-knowledge", h + "/fast"});
   EXPECT_EQ(post.out.substr(post.out.rfind('|') + 1), "405");
   EXPECT_EQ(plain.terminate(), 0);
   EXPECT_EQ(tls.terminate(), 0);
