@@ -251,9 +251,7 @@ void TlsSessionCache::store(SSL_SESSION* session) {
   latest_ = session;
 }
 
-Result<std::unique_ptr<TlsTransport>> TlsTransport::create(Fd fd, const TlsContext& context,
-                                                           const std::string& server_name,
-                                                           TlsSessionCache* sessions) {
+Result<std::unique_ptr<TlsTransport>> TlsTransport::over_socket(Fd fd, const TlsContext& context) {
   SSL* ssl = SSL_new(context.get());
   if (ssl == nullptr) return Status::io_error("TLS: cannot make a connection: " + pop_ssl_errors());
   std::unique_ptr<TlsTransport> t(new TlsTransport(std::move(fd), ssl));
@@ -261,6 +259,16 @@ Result<std::unique_ptr<TlsTransport>> TlsTransport::create(Fd fd, const TlsConte
   if (bio == nullptr) return Status::io_error("TLS: cannot make a socket BIO: " + pop_ssl_errors());
   BIO_set_data(bio, reinterpret_cast<void*>(static_cast<intptr_t>(t->fd_.get())));
   SSL_set_bio(ssl, bio, bio);  // the SSL owns the BIO from here
+  return t;
+}
+
+Result<std::unique_ptr<TlsTransport>> TlsTransport::create(Fd fd, const TlsContext& context,
+                                                           const std::string& server_name,
+                                                           TlsSessionCache* sessions) {
+  auto made = over_socket(std::move(fd), context);
+  if (!made) return made.status();
+  std::unique_ptr<TlsTransport> t = std::move(made).value();
+  SSL* ssl = t->ssl_;
   SSL_set_connect_state(ssl);
   if (is_ip_literal(server_name)) {
     // RFC 6066 section 3: no IP literal in SNI; the certificate must list the address.
@@ -279,14 +287,8 @@ Result<std::unique_ptr<TlsTransport>> TlsTransport::create(Fd fd, const TlsConte
 }
 
 Result<std::unique_ptr<TlsTransport>> TlsTransport::accept(Fd fd, const TlsContext& context) {
-  SSL* ssl = SSL_new(context.get());
-  if (ssl == nullptr) return Status::io_error("TLS: cannot make a connection: " + pop_ssl_errors());
-  std::unique_ptr<TlsTransport> t(new TlsTransport(std::move(fd), ssl));
-  BIO* bio = BIO_new(socket_method());
-  if (bio == nullptr) return Status::io_error("TLS: cannot make a socket BIO: " + pop_ssl_errors());
-  BIO_set_data(bio, reinterpret_cast<void*>(static_cast<intptr_t>(t->fd_.get())));
-  SSL_set_bio(ssl, bio, bio);
-  SSL_set_accept_state(ssl);
+  auto t = over_socket(std::move(fd), context);
+  if (t) SSL_set_accept_state((*t)->ssl_);
   return t;
 }
 

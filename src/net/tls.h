@@ -135,6 +135,8 @@ class TlsTransport final : public Transport {
 
  private:
   TlsTransport(Fd fd, SSL* ssl) : fd_(std::move(fd)), ssl_(ssl) {}
+  // The SSL object and knee's socket BIO for `fd`, in neither role yet.
+  static core::Result<std::unique_ptr<TlsTransport>> over_socket(Fd fd, const TlsContext& context);
   IoResult fail_tls(int ssl_result, std::string_view during);
 
   Fd fd_;
