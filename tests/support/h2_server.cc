@@ -16,6 +16,8 @@
 #include <map>
 #include <stdexcept>
 
+#include "net/socket.h"
+
 namespace knee::testing {
 
 namespace {
@@ -111,19 +113,12 @@ H2Server::H2Server(H2Script script) : script_(std::move(script)) {
     SSL_CTX_set_alpn_select_cb(ctx, select_h2, nullptr);
     ssl_ctx_ = ctx;
   }
-  listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  int one = 1;
-  ::setsockopt(listen_fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
-      ::listen(listen_fd_, 512) != 0) {
-    throw std::runtime_error("H2Server: bind/listen failed");
-  }
-  socklen_t len = sizeof addr;
-  ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &len);
-  port_ = ntohs(addr.sin_port);
+  auto listener = net::listen_tcp(net::loopback_v4(0), /*reuse_port=*/false, 512);
+  if (!listener) throw std::runtime_error("H2Server: " + listener.status().message());
+  auto bound = net::local_address(listener->get());
+  if (!bound) throw std::runtime_error("H2Server: " + bound.status().message());
+  port_ = bound->port();
+  listen_fd_ = listener->release();
   acceptor_ = std::thread([this] { accept_loop(); });
 }
 
