@@ -223,9 +223,10 @@ void LoadWorker::flush_notices() {
     notices_.clear();
     // The requests those sends queued go out together: one write per connection, not one per
     // request (a failed write notices its lanes for the next pass).
-    std::vector<uint32_t> unwritten;
-    unwritten.swap(unwritten_);
-    for (const uint32_t ci : unwritten) {
+    // Swapped with a vector kept for it, so neither loses its capacity: no allocation per pass.
+    writing_.clear();
+    writing_.swap(unwritten_);
+    for (const uint32_t ci : writing_) {
       Connection& c = conns_[ci];
       c.unwritten = false;
       if (c.state != ConnState::kOpen && c.state != ConnState::kDraining) continue;

@@ -233,6 +233,7 @@ class LoadWorker final : public ConnectionPool, private http::H2Client::Listener
   std::vector<Lane> lanes_;
   std::vector<uint32_t> notices_;
   std::vector<uint32_t> unwritten_;  // connections with queued requests to write
+  std::vector<uint32_t> writing_;    // those being written in this pass of flush_notices()
   struct Retry {
     uint32_t conn;
     uint32_t generation;

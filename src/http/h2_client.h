@@ -99,6 +99,7 @@ class H2Client {
   uint32_t goaway_error() const { return goaway_error_; }
   // The GOAWAY's last stream id: streams above it were not processed (RFC 9113 §6.8).
   int32_t goaway_last_stream() const { return goaway_last_stream_; }
+  // The stream id submit() got for `stream` (odd, >= 1); 0 for null.
   static int32_t id_of(const Stream* stream);
   // The server's SETTINGS_MAX_CONCURRENT_STREAMS; 0 before its SETTINGS arrived or when it set
   // none (unlimited).
