@@ -9,6 +9,9 @@
 
 #include <CLI/CLI.hpp>
 #include <memory>
+#include <string>
+
+#include "core/status.h"
 
 namespace knee::cli {
 
@@ -27,6 +30,14 @@ class Subcommand {
   // Runs with the parsed options; returns the process exit code.
   virtual int run() = 0;
 };
+
+// The flag an option field is set with ("connections" -> "-c/--connections"); the field itself
+// when there is none.
+std::string flag_of(const std::string& field);
+
+// Prints "knee: <flag>: <message>" (or "knee: <message>") to stderr and returns the exit code
+// for it: 2 for bad input (kInvalidArgument), 1 for everything else.
+int report_failure(const core::Status& status);
 
 std::unique_ptr<Subcommand> make_serve_command();
 std::unique_ptr<Subcommand> make_run_command();

@@ -8,7 +8,6 @@
 
 #include "analysis/network_floor.h"
 #include "cli/command.h"
-#include "cli/load_flags.h"
 #include "cli/output.h"
 #include "core/units.h"
 #include "probes/ladder.h"

@@ -1,21 +1,10 @@
+// Declares the shared load, TLS, protocol, rate and output flags (cli/load_flags.h).
 #include "cli/load_flags.h"
 
 #include <fmt/core.h>
 
-#include <cerrno>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
-
-#include "cli/command.h"
-#include "cli/interrupt.h"
-#include "core/units.h"
-#include "http/url.h"
-
 namespace knee::cli {
 
-using core::Result;
 using core::Status;
 
 void LoadFlags::add_to(CLI::App& app, bool url_required, bool with_connections) {
@@ -79,38 +68,6 @@ void LoadFlags::add_protocol_flags(CLI::App& app) {
       ->capture_default_str();
 }
 
-Status LoadFlags::protocol_options(const http::Url* target, engine::LoadOptions& out) const {
-  if (h2 && h2c) {
-    return Status::invalid_field("h2", "give one: --h2 for https://, --h2c for http://");
-  }
-  if (target != nullptr && h2 && target->scheme == "http") {
-    return Status::invalid_field("h2",
-                                 "http:// has no TLS to agree on HTTP/2 in; use --h2c for "
-                                 "cleartext HTTP/2 with prior knowledge, or an https:// URL");
-  }
-  if (target != nullptr && h2c && target->scheme == "https") {
-    return Status::invalid_field("h2", "--h2c is HTTP/2 over cleartext; for https:// use --h2");
-  }
-  out.h2 = h2 || h2c;
-  for (const auto& [field, value] :
-       {std::pair{"streams", streams}, std::pair{"pipeline", pipeline}}) {
-    if (value < 1 || value > engine::LoadOptions::kMaxPerConnection) {
-      return Status::invalid_field(
-          field, fmt::format("{} requests in flight per connection; give 1 to {}", value,
-                             engine::LoadOptions::kMaxPerConnection));
-    }
-  }
-  if (streams != 1 && !out.h2) {
-    return Status::invalid_field("streams",
-                                 "HTTP/2 only: add --h2 or --h2c (HTTP/1.1 has --pipeline)");
-  }
-  if (pipeline != 1 && out.h2) {
-    return Status::invalid_field("pipeline", "HTTP/1.1 only; HTTP/2 has --streams");
-  }
-  out.per_connection = out.h2 ? streams : pipeline;
-  return Status::ok();
-}
-
 void LoadFlags::add_tls_flags(CLI::App& app) {
   app.add_option("--cacert", cacert,
                  "https: trust the CA certificates of this PEM file instead of the system's");
@@ -121,42 +78,6 @@ void LoadFlags::add_tls_flags(CLI::App& app) {
   app.add_option("--tls", tls_version, "https: speak only this TLS version, 1.2 or 1.3");
   app.add_flag("--no-tls-resume", no_tls_resume,
                "https: a full handshake on every connect instead of resuming the last session");
-}
-
-Status LoadFlags::tls_options(const http::Url* target, net::TlsOptions& out) const {
-  const bool any = !cacert.empty() || insecure || !cert.empty() || !key.empty() ||
-                   !tls_version.empty() || no_tls_resume;
-  if (any && target != nullptr && target->scheme != "https") {
-    const char* flag = !cacert.empty()        ? "--cacert"
-                       : insecure             ? "-k/--insecure"
-                       : !cert.empty()        ? "--cert"
-                       : !key.empty()         ? "--key"
-                       : !tls_version.empty() ? "--tls"
-                                              : "--no-tls-resume";
-    return Status::invalid_argument(
-        fmt::format("{}: only for https:// URLs; the target speaks plain http://", flag));
-  }
-  out.ca_file = cacert;
-  out.verify = !insecure;
-  out.cert_file = cert;
-  out.key_file = key;
-  out.resume = !no_tls_resume;
-  if (tls_version == "1.2") {
-    out.version = 12;
-  } else if (tls_version == "1.3") {
-    out.version = 13;
-  } else if (!tls_version.empty()) {
-    return Status::invalid_field(
-        "tls",
-        fmt::format("'{}': knee speaks TLS 1.2 and 1.3; give --tls 1.2 or --tls 1.3", tls_version));
-  }
-  if (insecure && !cacert.empty()) {
-    return Status::invalid_argument(
-        "-k/--insecure and --cacert: --cacert has no use when nothing is verified; give one");
-  }
-  // The files themselves are read, and a missing, unreadable or mismatched one named, by
-  // net::TlsContext::create as the run starts, before any network is touched.
-  return Status::ok();
 }
 
 void LoadFlags::add_rate_to(CLI::App& app) {
@@ -215,145 +136,6 @@ void OutputFlags::resolve(const CLI::App& app, std::string& url) {
     json.clear();
   }
   if (json.empty()) json = "-";
-}
-
-namespace {
-
-Result<core::Nanos> duration_field(std::string_view field, const std::string& text) {
-  auto d = core::parse_duration(text);
-  if (!d) return Status::invalid_field(std::string(field), d.status().message());
-  return d;
-}
-
-}  // namespace
-
-Result<engine::LoadOptions> LoadFlags::to_options(bool with_url) const {
-  engine::LoadOptions o;
-  auto parsed = http::parse_url(with_url ? url : "http://127.0.0.1/");
-  if (!parsed) return parsed.status();
-  o.request.url = *parsed;
-  o.request.method = method;
-  for (const std::string& h : headers) {
-    auto header = parse_header(h);
-    if (!header) return header.status();
-    o.request.headers.push_back(std::move(header).value());
-  }
-  if (!body.empty() && !body_file.empty()) {
-    return Status::invalid_argument("--body and --body-file: give one of them, not both");
-  }
-  o.request.body = body;
-  if (!body_file.empty()) {
-    std::error_code ec;
-    if (!std::filesystem::is_regular_file(body_file, ec)) {
-      return Status::invalid_argument(fmt::format("--body-file: '{}' is not a readable file{}",
-                                                  body_file, ec ? " (" + ec.message() + ")" : ""));
-    }
-    std::ifstream in(body_file, std::ios::binary);
-    if (!in) {
-      return Status::invalid_argument(
-          fmt::format("--body-file: cannot read '{}': {}", body_file, std::strerror(errno)));
-    }
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    o.request.body = ss.str();
-  }
-  if (Status s = tls_options(with_url ? &o.request.url : nullptr, o.tls); !s) return s;
-  if (Status s = protocol_options(with_url ? &o.request.url : nullptr, o); !s) return s;
-  o.connections = connections;
-  o.threads = threads;
-  if (rate_given && !(rate > 0 && rate <= engine::kMaxRateRps)) {
-    // Regression: -r 1e12 filled 24 GB and -r 0 quietly ran a closed loop.
-    return Status::invalid_field(
-        "rate_rps", fmt::format("{} is not a rate knee can schedule; give requests per second "
-                                "above 0 and at most 1e6 (omit -r for a closed loop)",
-                                rate));
-  }
-  if (rate_given) {
-    o.rate_rps = rate;
-    if (connections_given) o.max_connections = connections;
-  }
-  if (arrival == "uniform") {
-    o.arrival = engine::Arrival::kUniform;
-  } else if (arrival == "poisson") {
-    o.arrival = engine::Arrival::kPoisson;
-  } else {
-    return Status::invalid_field(
-        "arrival", fmt::format("'{}' is not an arrival process; use uniform or poisson", arrival));
-  }
-  o.seed = seed;
-  auto d = duration_field("duration", requests_given && !duration_given ? "10m" : duration);
-  if (!d) return d.status();
-  o.duration = *d;
-  o.keepalive = !no_keepalive;
-  if (requests_given) {
-    if (requests < 1) {
-      return Status::invalid_field("requests",
-                                   fmt::format("{} requests; give a count of 1 or more", requests));
-    }
-    o.requests = static_cast<uint64_t>(requests);
-  }
-  auto w = duration_field("warmup", warmup);
-  if (!w) return w.status();
-  o.warmup = *w;
-  auto t = duration_field("timeout", timeout);
-  if (!t) return t.status();
-  o.timeout = *t;
-  auto sp = duration_field("spin", spin);
-  if (!sp) return sp.status();
-  o.spin = *sp;
-  if (!grace.empty()) {
-    auto g = duration_field("grace", grace);
-    if (!g) return g.status();
-    o.grace = *g;
-  }
-  if (Status s = o.validate(); !s) return s;
-  return o;
-}
-
-Result<std::pair<std::string, std::string>> parse_header(const std::string& text) {
-  const size_t colon = text.find(':');
-  if (colon == std::string::npos || colon == 0) {
-    return Status::invalid_argument(
-        fmt::format("-H/--header: '{}' is not a header; use 'Name: value'", text));
-  }
-  std::string value = text.substr(colon + 1);
-  value.erase(0, value.find_first_not_of(" \t"));
-  return std::pair<std::string, std::string>(text.substr(0, colon), std::move(value));
-}
-
-std::string flag_of(const std::string& field) {
-  // clang-format off
-  static const std::pair<const char*, const char*> kFlags[] = {
-      {"connections", "-c/--connections"}, {"max_connections", "-c/--connections"},
-      {"threads", "-t/--threads"}, {"duration", "-d/--duration"}, {"warmup", "-w/--warmup"},
-      {"timeout", "--timeout"}, {"grace", "--grace"}, {"rate_rps", "-r/--rate"},
-      {"spin", "--spin"}, {"arrival", "--arrival"}, {"url", "URL"}, {"count", "-n/--count"}, {"requests", "-n/--requests"},
-      {"n", "--n"}, {"x", "--x"}, {"r", "--r"}, {"lambda", "--lambda"}, {"from", "--from"},
-      {"mu", "--mu"}, {"levels", "--levels"}, {"rates", "--rate"},
-      {"start_rate", "--start-rate"}, {"max_rate", "--max-rate"}, {"precision", "--precision"},
-      {"cacert", "--cacert"}, {"cert", "--cert"}, {"key", "--key"}, {"tls", "--tls"},
-      {"h2", "--h2/--h2c"}, {"streams", "--streams"}, {"pipeline", "--pipeline"},
-      {"per_connection", "--streams/--pipeline"}};
-  // clang-format on
-  for (const auto& [f, flag] : kFlags) {
-    if (field == f) return flag;
-  }
-  return field;
-}
-
-int report_failure(const Status& status) {
-  if (interrupt_requested()) {
-    // Ctrl-C during the pre-flight connect or handshake: the failure is the interruption's.
-    // Regression: it exited 1 as if the target were unreachable.
-    fmt::print(stderr, "knee: interrupted before measuring began ({})\n", status.message());
-    return kExitInterrupted;
-  }
-  if (status.field().empty()) {
-    fmt::print(stderr, "knee: {}\n", status.message());
-  } else {
-    fmt::print(stderr, "knee: {}: {}\n", flag_of(status.field()), status.message());
-  }
-  return status.code() == Status::Code::kInvalidArgument ? kExitBadInput : kExitRunFailed;
 }
 
 }  // namespace knee::cli

@@ -97,12 +97,4 @@ struct OutputFlags {
 // dropped. Errors: kInvalidArgument naming -H/--header and the accepted form.
 core::Result<std::pair<std::string, std::string>> parse_header(const std::string& text);
 
-// The flag an option field is set with ("connections" -> "-c/--connections"); the field itself
-// when there is none.
-std::string flag_of(const std::string& field);
-
-// Prints "knee: <flag>: <message>" (or "knee: <message>") to stderr and returns the exit code
-// for it: 2 for bad input (kInvalidArgument), 1 for everything else.
-int report_failure(const core::Status& status);
-
 }  // namespace knee::cli

@@ -9,7 +9,6 @@
 
 #include "analysis/queueing.h"
 #include "cli/command.h"
-#include "cli/load_flags.h"
 #include "cli/output.h"
 #include "core/units.h"
 #include "report/queueing.h"

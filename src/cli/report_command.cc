@@ -13,7 +13,6 @@
 #include <sstream>
 
 #include "cli/command.h"
-#include "cli/load_flags.h"
 #include "cli/output.h"
 #include "report/analyse.h"
 #include "report/compare.h"

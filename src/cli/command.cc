@@ -1,0 +1,47 @@
+// How a failure is printed and which exit code it gets, for every subcommand.
+#include "cli/command.h"
+
+#include <fmt/core.h>
+
+#include "cli/interrupt.h"
+
+namespace knee::cli {
+
+using core::Status;
+
+std::string flag_of(const std::string& field) {
+  // clang-format off
+  static const std::pair<const char*, const char*> kFlags[] = {
+      {"connections", "-c/--connections"}, {"max_connections", "-c/--connections"},
+      {"threads", "-t/--threads"}, {"duration", "-d/--duration"}, {"warmup", "-w/--warmup"},
+      {"timeout", "--timeout"}, {"grace", "--grace"}, {"rate_rps", "-r/--rate"},
+      {"spin", "--spin"}, {"arrival", "--arrival"}, {"url", "URL"}, {"count", "-n/--count"}, {"requests", "-n/--requests"},
+      {"n", "--n"}, {"x", "--x"}, {"r", "--r"}, {"lambda", "--lambda"}, {"from", "--from"},
+      {"mu", "--mu"}, {"levels", "--levels"}, {"rates", "--rate"},
+      {"start_rate", "--start-rate"}, {"max_rate", "--max-rate"}, {"precision", "--precision"},
+      {"cacert", "--cacert"}, {"cert", "--cert"}, {"key", "--key"}, {"tls", "--tls"},
+      {"h2", "--h2/--h2c"}, {"streams", "--streams"}, {"pipeline", "--pipeline"},
+      {"per_connection", "--streams/--pipeline"}};
+  // clang-format on
+  for (const auto& [f, flag] : kFlags) {
+    if (field == f) return flag;
+  }
+  return field;
+}
+
+int report_failure(const Status& status) {
+  if (interrupt_requested()) {
+    // Ctrl-C during the pre-flight connect or handshake: the failure is the interruption's.
+    // Regression: it exited 1 as if the target were unreachable.
+    fmt::print(stderr, "knee: interrupted before measuring began ({})\n", status.message());
+    return kExitInterrupted;
+  }
+  if (status.field().empty()) {
+    fmt::print(stderr, "knee: {}\n", status.message());
+  } else {
+    fmt::print(stderr, "knee: {}: {}\n", flag_of(status.field()), status.message());
+  }
+  return status.code() == Status::Code::kInvalidArgument ? kExitBadInput : kExitRunFailed;
+}
+
+}  // namespace knee::cli
