@@ -18,7 +18,7 @@ packages=(
   default-jdk-headless               # javac/java for tests/report/java_compat.sh
   libgsl-dev                         # GSL nonlinear least squares: the USL fit (analysis/usl.cc)
   chromium                           # headless browser: tests/report/html_browser_test.sh
-  libsqlite3-dev                     # embedded SQLite: the SQLite rungs of knee ladder (probes/)
+  libsqlite3-dev                     # embedded SQLite: the ladder's rungs (probes/), the service's store (store/)
   curl                               # tests/e2e: a peer client for knee serve over h1, TLS, h2c, h2
 )
 

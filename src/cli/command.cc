@@ -21,7 +21,8 @@ std::string flag_of(const std::string& field) {
       {"start_rate", "--start-rate"}, {"max_rate", "--max-rate"}, {"precision", "--precision"},
       {"cacert", "--cacert"}, {"cert", "--cert"}, {"key", "--key"}, {"tls", "--tls"},
       {"h2", "--h2/--h2c"}, {"streams", "--streams"}, {"pipeline", "--pipeline"},
-      {"per_connection", "--streams/--pipeline"}};
+      {"per_connection", "--streams/--pipeline"}, {"records", "--records"}, {"days", "--days"},
+      {"sellers", "--sellers"}};
   // clang-format on
   for (const auto& [f, flag] : kFlags) {
     if (field == f) return flag;

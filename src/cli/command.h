@@ -39,6 +39,11 @@ std::string flag_of(const std::string& field);
 // for it: 2 for bad input (kInvalidArgument), 1 for everything else.
 int report_failure(const core::Status& status);
 
+// The lab's state folder: $XDG_STATE_HOME/knee/lab, else ~/.local/state/knee/lab.
+std::string default_state_dir();
+// The shipment service's SQLite database in a state folder: DIR/shipments.db.
+std::string database_in(const std::string& state_dir);
+
 std::unique_ptr<Subcommand> make_serve_command();
 std::unique_ptr<Subcommand> make_run_command();
 std::unique_ptr<Subcommand> make_sweep_command();
@@ -47,5 +52,6 @@ std::unique_ptr<Subcommand> make_model_command();
 std::unique_ptr<Subcommand> make_capacity_command();
 std::unique_ptr<Subcommand> make_ladder_command();
 std::unique_ptr<Subcommand> make_probe_command();
+std::unique_ptr<Subcommand> make_lab_command();
 
 }  // namespace knee::cli

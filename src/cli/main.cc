@@ -32,6 +32,8 @@ constexpr Entry kCommands[] = {
      knee::cli::make_capacity_command},
     {"ladder", "Latency numbers of this host, measured rung by rung (ns to tens of ms), in context",
      knee::cli::make_ladder_command},
+    {"lab", "The course's lab on this host: the shipment service's data set (knee lab data)",
+     knee::cli::make_lab_command},
     {"probe", "Phases of one request (DNS, connect, TLS, first byte, total) like curl -w, repeated",
      knee::cli::make_probe_command},
 };
@@ -62,7 +64,7 @@ int main(int argc, char** argv) {
       fmt::print(
           stderr,
           "knee: unknown command '{}'; use one of sweep, run, serve, report, model, capacity, "
-          "ladder, probe\n",
+          "ladder, probe, lab\n",
           argv[1]);
       return knee::cli::kExitBadInput;
     }

@@ -95,6 +95,19 @@ void Progress::update(const engine::LiveSnapshot& s) {
                    time_text(elapsed), time_text(left), rate, p99, s.errors));
 }
 
+void Progress::show_count(std::string_view label, int64_t done, int64_t total,
+                          std::string_view unit, core::TimePoint started) {
+  if (!enabled_) return;
+  constexpr size_t kWidth = 30;
+  const double fraction =
+      total > 0 ? std::min(1.0, static_cast<double>(done) / static_cast<double>(total)) : 1;
+  const size_t filled = static_cast<size_t>(fraction * kWidth);
+  const double seconds = std::chrono::duration<double>(core::Clock::now() - started).count();
+  draw(fmt::format("{} [{}{}] {:3.0f}%  {}/{} {}  {:.0f} {}/s", label, std::string(filled, '#'),
+                   std::string(kWidth - filled, '.'), fraction * 100, done, total, unit,
+                   seconds > 0 ? static_cast<double>(done) / seconds : 0.0, unit));
+}
+
 void Progress::draw(const std::string& text) {
   // One terminal line at most: a wrapped line could not be rewritten in place.
   const size_t columns = terminal_columns();

@@ -61,6 +61,10 @@ class Progress {
   // The handler to put in engine::RunControl::on_progress; empty when disabled.
   std::function<void(const engine::LiveSnapshot&)> handler();
 
+  // Draws a bar for work counted in units ("rows"): `label`, the fraction done, done/total and
+  // the rate since `started`. For jobs that are not load runs (`knee lab data`).
+  void show_count(std::string_view label, int64_t done, int64_t total, std::string_view unit,
+                  core::TimePoint started);
   // Prints `line` on stderr above the progress line (a sweep row), counting it for finish().
   void print_line(const std::string& line);
   // print_line() for each line of `text` (lines end with '\n').

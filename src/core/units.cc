@@ -108,6 +108,36 @@ Result<std::vector<double>> parse_positive_number_list(std::string_view text) {
   return out;
 }
 
+Result<int64_t> parse_count(std::string_view text) {
+  const Status bad = Status::invalid_argument(fmt::format(
+      "'{}' is not a count; give a whole number, optionally with k, M or G (100k, 12M)", text));
+  if (text.empty()) return bad;
+  double scale = 1;
+  switch (text.back()) {
+    case 'k':
+    case 'K':
+      scale = 1e3;
+      break;
+    case 'M':
+      scale = 1e6;
+      break;
+    case 'G':
+      scale = 1e9;
+      break;
+    default:
+      break;
+  }
+  const std::string_view number = scale == 1 ? text : text.substr(0, text.size() - 1);
+  double v = 0;
+  auto [ptr, ec] =
+      std::from_chars(number.data(), number.data() + number.size(), v, std::chars_format::fixed);
+  if (number.empty() || ec != std::errc() || ptr != number.data() + number.size()) return bad;
+  const double n = v * scale;
+  // "0.3k" is 300 although 0.3 * 1e3 is not exactly an integer in binary.
+  if (!(n >= 0 && n <= 1e15) || std::abs(n - std::round(n)) > 1e-6) return bad;
+  return static_cast<int64_t>(std::round(n));
+}
+
 Result<std::vector<std::string>> parse_name_list(std::string_view text,
                                                  const std::vector<std::string>& allowed) {
   std::vector<std::string> names;

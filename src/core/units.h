@@ -38,6 +38,12 @@ Result<std::vector<double>> parse_positive_number_list(std::string_view text);
 Result<std::vector<std::string>> parse_name_list(std::string_view text,
                                                  const std::vector<std::string>& allowed);
 
+// Parses a count people type with an SI suffix: "100000", "100k", "12M", "1.5M", "2G" (k = 1e3,
+// M = 1e6, G = 1e9; K is taken as k). The value must be a whole number in [0, 1e15].
+// Errors (kInvalidArgument): empty text, an unknown suffix, a fraction left over ("1.5"), a
+// negative or too large value.
+Result<int64_t> parse_count(std::string_view text);
+
 // Formats a duration given in ns for people, choosing ns/us/ms/s: "850 ns", "4.33 ms", "2.00 s".
 std::string format_duration_ns(double ns);
 

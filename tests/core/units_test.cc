@@ -79,3 +79,30 @@ TEST(FormatDurationNs, PicksTheUnitForPeople) {
 
 }  // namespace
 }  // namespace knee::core
+
+namespace knee::core {
+namespace {
+
+TEST(ParseCount, AcceptsWholeNumbersWithSiSuffixes) {
+  EXPECT_EQ(*parse_count("100000"), 100'000);
+  EXPECT_EQ(*parse_count("100k"), 100'000);
+  EXPECT_EQ(*parse_count("100K"), 100'000);
+  EXPECT_EQ(*parse_count("12M"), 12'000'000);
+  EXPECT_EQ(*parse_count("1.5M"), 1'500'000);
+  EXPECT_EQ(*parse_count("0.3k"), 300);
+  EXPECT_EQ(*parse_count("2G"), 2'000'000'000);
+  EXPECT_EQ(*parse_count("0"), 0);
+}
+
+TEST(ParseCount, RefusesFractionsUnknownSuffixesAndNegatives) {
+  for (const char* bad : {"", "k", "1.5", "12m", "12MB", "-1", "1e6", "2e15k", " 5", "abc"}) {
+    auto r = parse_count(bad);
+    EXPECT_FALSE(r) << bad;
+    if (!r) {
+      EXPECT_NE(r.status().message().find("not a count"), std::string::npos) << bad;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace knee::core

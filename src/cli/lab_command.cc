@@ -1,0 +1,116 @@
+// `knee lab`: the course's lab systems on this host.
+//   knee lab data   generates the shipment service's data set (store/data.h) into the lab's
+//                   state folder, deterministic from --seed, and prints the load rate.
+// The state folder is --state DIR, else $XDG_STATE_HOME/knee/lab, else ~/.local/state/knee/lab;
+// the SQLite database in it is shipments.db (what `knee serve --state DIR` reads).
+#include <fmt/core.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "cli/command.h"
+#include "cli/interrupt.h"
+#include "cli/progress.h"
+#include "core/units.h"
+#include "store/data.h"
+
+namespace knee::cli {
+
+std::string default_state_dir() {
+  if (const char* xdg = std::getenv("XDG_STATE_HOME"); xdg != nullptr && *xdg == '/') {
+    return std::string(xdg) + "/knee/lab";
+  }
+  const char* home = std::getenv("HOME");
+  return std::string(home != nullptr && *home != '\0' ? home : ".") + "/.local/state/knee/lab";
+}
+
+std::string database_in(const std::string& state_dir) { return state_dir + "/shipments.db"; }
+
+namespace {
+
+using core::Status;
+
+class LabCommand final : public Subcommand {
+ public:
+  void add_options(CLI::App& app) override {
+    data_ = app.add_subcommand(
+        "data",
+        "Generate the shipment service's data set (sellers, shipments over --days, 1-4 carrier "
+        "events each), deterministic from --seed, into the state folder's shipments.db");
+    data_->add_option("--state", state_,
+                      "The lab's state folder (default $XDG_STATE_HOME/knee/lab, else "
+                      "~/.local/state/knee/lab); made when missing");
+    data_
+        ->add_option("--records", records_,
+                     "Shipments, with k/M/G allowed: 12M over --days 30 is the seed's billing "
+                     "scan")
+        ->capture_default_str();
+    data_->add_option("--days", spec_.days, "Days the shipments' creation times span")
+        ->capture_default_str();
+    data_->add_option("--sellers", spec_.sellers, "Sellers the shipments belong to")
+        ->capture_default_str();
+    data_->add_option("--seed", spec_.seed, "Seed of the generator: the same seed, the same rows")
+        ->capture_default_str();
+    data_->add_flag("--replace", replace_,
+                    "Replace a data set already in the state folder (else it is kept, exit 2)");
+    add_progress_flags(*data_, progress_flags_);
+  }
+
+  int run() override {
+    if (data_->parsed()) return run_data();
+    return report_failure(
+        Status::invalid_argument("lab: name what to do: knee lab data (see knee lab --help)"));
+  }
+
+ private:
+  int run_data() {
+    auto records = core::parse_count(records_);
+    if (!records) return report_failure(records.status().with_context("--records"));
+    spec_.records = *records;
+    if (Status s = spec_.validate(); !s) return report_failure(s);
+    const std::string dir = state_.empty() ? default_state_dir() : state_;
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec) {
+      return report_failure(Status::invalid_argument(
+          fmt::format("--state: cannot make the folder '{}': {}", dir, ec.message())));
+    }
+    const std::string path = database_in(dir);
+    const std::atomic<bool>& interrupt = install_interrupt_handler();
+    Progress progress(progress_flags_);
+    const core::TimePoint started = core::Clock::now();
+    auto stats = store::load_data(
+        path, spec_, replace_,
+        [&](int64_t done, int64_t total) {
+          progress.show_count("loading", done, total, "rows", started);
+        },
+        [&] { return interrupt.load(std::memory_order_relaxed); });
+    progress.finish();
+    if (!stats) {
+      if (interrupt.load()) {
+        fmt::print(stderr, "knee: interrupted: {} was not made\n", path);
+        return kExitInterrupted;
+      }
+      return report_failure(stats.status());
+    }
+    fmt::print(
+        "{}: {} shipments over {} days, {} sellers, seed {}: {} rows in {:.2f} s ({:.0f} "
+        "rows/s)\n",
+        path, spec_.records, spec_.days, spec_.sellers, spec_.seed, stats->rows, stats->seconds,
+        static_cast<double>(stats->rows) / stats->seconds);
+    return kExitOk;
+  }
+
+  CLI::App* data_ = nullptr;
+  std::string state_;
+  std::string records_ = "100k";
+  store::DataSpec spec_;
+  bool replace_ = false;
+  ProgressFlags progress_flags_;
+};
+
+}  // namespace
+
+std::unique_ptr<Subcommand> make_lab_command() { return std::make_unique<LabCommand>(); }
+
+}  // namespace knee::cli
