@@ -7,6 +7,7 @@
 
 #include <cstdio>
 #include <string>
+#include <tuple>
 
 #include "cli/command.h"
 #include "core/units.h"
@@ -19,6 +20,7 @@ namespace {
 class ServeCommand final : public Subcommand {
  public:
   void add_options(CLI::App& app) override {
+    app_ = &app;
     app.add_option("--host", host_, "Address or host name to listen on")->capture_default_str();
     app.add_option("--port", port_, "TCP port; 0 picks a free one (see the first output line)")
         ->capture_default_str()
@@ -42,6 +44,27 @@ class ServeCommand final : public Subcommand {
                  "and ::1 made at start, its fingerprint printed; or --cert and --key");
     app.add_option("--cert", cert_, "With --tls: the certificate chain to serve (PEM)");
     app.add_option("--key", key_, "With --tls: its private key (PEM, unencrypted)");
+    app.add_option("--state", state_,
+                   "Serve the shipment service (GET /tracking/{no}, POST /events) on the data "
+                   "set in this state folder's shipments.db (made by knee lab data --state DIR)");
+    app.add_option("--store-threads", service_.readers,
+                   "With --state: store threads for reads, each with its own connection")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 64));
+    app.add_option("--cache-entries", cache_entries_,
+                   "With --state: tracking reads cached in process (LRU), 0 for none; k/M allowed")
+        ->capture_default_str();
+    app.add_option("--cache-ttl", cache_ttl_, "With --state: how long a cached state stays fresh")
+        ->capture_default_str();
+    app.add_option("--commit-batch", service_.commit_batch,
+                   "With --state: events committed together at most (group commit, one fsync "
+                   "each); 1 commits every event alone")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 10000));
+    app.add_option("--commit-delay", commit_delay_,
+                   "With --state: how long a commit waits for its batch to fill (0: it takes what "
+                   "is queued at once)")
+        ->capture_default_str();
   }
 
   int run() override {
@@ -66,6 +89,7 @@ class ServeCommand final : public Subcommand {
       d.out = *parsed;
     }
 
+    if (int code = service_options(options); code != kExitOk) return code;
     if (!tls_ && (!cert_.empty() || !key_.empty())) {
       fmt::print(stderr, "knee serve: --cert/--key: only with --tls\n");
       return kExitBadInput;
@@ -106,6 +130,47 @@ class ServeCommand final : public Subcommand {
   }
 
  private:
+  // The shipment service's options into `options.service`, when --state is given.
+  int service_options(lab::ServerOptions& options) {
+    const char* service_flags[] = {"--store-threads", "--cache-entries", "--cache-ttl",
+                                   "--commit-batch", "--commit-delay"};
+    if (state_.empty()) {
+      for (const char* flag : service_flags) {
+        if (app_->count(flag) > 0) {
+          fmt::print(stderr, "knee serve: {}: only with --state DIR (the shipment service)\n",
+                     flag);
+          return kExitBadInput;
+        }
+      }
+      return kExitOk;
+    }
+    auto entries = core::parse_count(cache_entries_);
+    if (!entries) {
+      fmt::print(stderr, "knee serve: --cache-entries: {}\n", entries.status().message());
+      return kExitBadInput;
+    }
+    service_.cache_entries = static_cast<size_t>(*entries);
+    for (auto [flag, text, out] :
+         {std::tuple{"--cache-ttl", &cache_ttl_, &service_.cache_ttl},
+          std::tuple{"--commit-delay", &commit_delay_, &service_.commit_delay}}) {
+      auto d = core::parse_duration(*text);
+      if (!d) {
+        fmt::print(stderr, "knee serve: {}: {}\n", flag, d.status().message());
+        return kExitBadInput;
+      }
+      *out = *d;
+    }
+    service_.database = database_in(state_);
+    options.service = service_;
+    return kExitOk;
+  }
+
+  CLI::App* app_ = nullptr;
+  std::string state_;
+  lab::ServiceOptions service_;
+  std::string cache_entries_ = "100k";
+  std::string cache_ttl_ = "5s";
+  std::string commit_delay_ = "0";
   std::string host_ = "127.0.0.1";
   int port_ = 8080;
   int threads_ = 1;

@@ -89,7 +89,16 @@ Route route_of(std::string_view path) {
   if (path == "/slow-sync") return Route::kSlowSync;
   if (path == "/stall") return Route::kStall;
   if (path == "/health") return Route::kHealth;
+  if (path == "/events") return Route::kEvents;
+  if (!shipment_of(path).empty()) return Route::kShipment;
   return Route::kNone;
+}
+
+std::string_view shipment_of(std::string_view path) {
+  constexpr std::string_view kPrefix = "/tracking/";
+  if (!path.starts_with(kPrefix)) return {};
+  const std::string_view no = path.substr(kPrefix.size());
+  return no.find('/') == std::string_view::npos ? no : std::string_view();
 }
 
 bool find_query_param(std::string_view query, std::string_view name, std::string& out) {

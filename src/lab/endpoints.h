@@ -26,7 +26,13 @@ enum class Route : uint8_t {
   kSlowSync,   // /slow-sync?ms=N: N ms of CPU on the loop thread, blocking it
   kHealth,     // /health: instance, uptime and request counters
   kStall,      // /stall?every=T&for=S&ms=D: answers in D ms, but holds arrivals in stall windows
+  kShipment,   // /tracking/{no}: the shipment service's read flow (GET, HEAD)
+  kEvents,     // /events: the shipment service's write flow (POST)
 };
+
+// The tracking number of a /tracking/{no} path ("/tracking/KN0000000042" -> "KN0000000042");
+// empty for any other path.
+std::string_view shipment_of(std::string_view path);
 
 // A request-target split into path and query (without '?', and without any '#fragment').
 // Absolute-form targets ("http://host:port/p?q", RFC 9112 §3.2.2) lose scheme and authority;

@@ -87,6 +87,15 @@ Result<std::unique_ptr<LabServer>> LabServer::start(const ServerOptions& options
   server->address_ = *bound;
   ServerShared& shared = *server->shared_;
   shared.options = options;
+  if (options.service) {
+    auto service = ShipmentService::start(*options.service);
+    if (!service) {
+      server->joined_ = true;
+      return service.status();
+    }
+    server->service_ = std::move(service).value();
+    shared.service = server->service_.get();
+  }
   shared.started = core::Clock::now();
   shared.workers = options.threads;
   shared.counters = std::make_unique<WorkerCounters[]>(static_cast<size_t>(options.threads));
@@ -133,6 +142,7 @@ int LabServer::wait() {
       if (clean_[i] == 0) result_ = 1;
     }
     if (threads_.size() < workers_.size()) result_ = 1;
+    service_.reset();  // the loops are gone; its threads finish what is queued and exit
   }
   return result_;
 }

@@ -1,7 +1,8 @@
 // The lab server: the seeds' Node servers rebuilt as an HTTP/1.1 server knee can measure
 // (`knee serve`, and the target `knee sweep` starts when given no URL).
 //
-// Endpoints (GET and HEAD; other methods get 405 with "Allow: GET, HEAD"; unknown paths 404):
+// Endpoints (GET and HEAD but /events, which takes POST; other methods get 405 with "Allow";
+// unknown paths 404):
 //   /tracking?no=ID    waits `wait` on a timer (the loop stays free), then burns `cpu` of the
 //                      thread's CPU time, then {"no":ID,"state":"at transit hub","zone":"35",
 //                      "step":4}; no no= gives "-" (seed 000's tracking endpoint).
@@ -11,7 +12,18 @@
 //                      thread, then {"ok":true,"mode":"sync-blocking","ms":N,...} (seed 002).
 //                      N defaults to 50; not a number in [0, 60000] -> 400, connection kept.
 //   /health            {"status":"ok","instance":NAME,"uptimeSec":S,"inFlight":K,
-//                      "totalRequests":T}, summed over all threads.
+//                      "totalRequests":T}, summed over all threads; with the shipment service
+//                      also "store" and "cache" objects (ShipmentService::append_health).
+// With the shipment service (ServerOptions::service, `knee serve --state DIR`; lab/
+// shipment_service.h), on a real store:
+//   GET /tracking/{no} the shipment's latest state, {"no":..,"state":..,"zone":..,"step":N,
+//                      "atMs":T}, from the read cache or the store; 404 for no such shipment.
+//   POST /events       a JSON event (parse_event); 201 with the shipment's new state once it is
+//                      durable; 400 with the reason for malformed JSON, a missing field or a
+//                      Content-Type other than application/json; 404 for an unknown tracking
+//                      number; 413 for a body over 16 KiB. HTTP/1.1 only (HTTP/2: 501).
+//   Either answers 503 with the store's reason when the store fails. Without the service both
+//   answer 404 saying how to start it.
 // Protocol errors answer and close: 400 (malformed), 414, 431, 501 (Transfer-Encoding), 505.
 //
 // Shape: `threads` event-loop threads, each with its own SO_REUSEPORT listener on the same port,
@@ -28,12 +40,14 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "core/clock.h"
 #include "core/status.h"
+#include "lab/shipment_service.h"
 #include "net/socket.h"
 #include "net/tls.h"
 
@@ -54,6 +68,8 @@ struct ServerOptions {
   // --tls: every connection speaks TLS first (a TlsContext::create_server() context), then the
   // same HTTP/1.1; null for cleartext.
   std::shared_ptr<const net::TlsContext> tls;
+  // The shipment service on a real store (GET /tracking/{no}, POST /events); none when unset.
+  std::optional<ServiceOptions> service;
 };
 
 class ServerWorker;
@@ -91,6 +107,8 @@ class LabServer {
   std::vector<std::unique_ptr<ServerWorker>> workers_;
   std::vector<std::thread> threads_;
   std::vector<char> clean_;  // per worker: 1 after a clean exit, set by its thread
+  // Declared after workers_, so destroyed before them: its last replies go to their queues.
+  std::unique_ptr<ShipmentService> service_;
   bool joined_ = false;
   int result_ = 0;
 };

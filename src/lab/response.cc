@@ -42,12 +42,16 @@ std::string_view reason_phrase(int status) {
   switch (status) {
     case 200:
       return "OK";
+    case 201:
+      return "Created";
     case 400:
       return "Bad Request";
     case 404:
       return "Not Found";
     case 405:
       return "Method Not Allowed";
+    case 413:
+      return "Content Too Large";  // RFC 9110 §15.5.14
     case 414:
       return "URI Too Long";
     case 431:

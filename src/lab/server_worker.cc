@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <ctime>
@@ -45,6 +46,8 @@ constexpr core::Nanos kAcceptPause = std::chrono::milliseconds(100);
 // Edge-triggered, both directions registered once: no epoll_ctl per request.
 constexpr uint32_t kConnectionEvents = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET;
 constexpr std::string_view kJson = "application/json";
+// POST /events: the largest body read, in bytes; larger ones get 413 (an event is ~100 bytes).
+constexpr uint64_t kMaxEventBody = 16 * 1024;
 // HTTP/2: concurrent streams a connection may open (SETTINGS_MAX_CONCURRENT_STREAMS), as nginx.
 constexpr uint32_t kMaxStreams = 128;
 // Connection::parent of a connection with a socket.
@@ -64,7 +67,7 @@ enum class ConnState : uint8_t {
   kLingering,  // last response sent, write side shut; dropping input until EOF or timeout
 };
 
-enum class Pending : uint8_t { kNone, kTracking, kSlowAsync, kStall };
+enum class Pending : uint8_t { kNone, kTracking, kSlowAsync, kStall, kStore };
 
 struct Connection {
   explicit Connection(uint32_t index)
@@ -134,6 +137,7 @@ ServerWorker::ServerWorker(const ServerShared& shared, int index, net::EventLoop
     : shared_(shared),
       counters_(shared.counters[static_cast<size_t>(index)]),
       loop_(std::move(loop)),
+      replies_([this] { loop_.wake(); }),
       listener_(std::move(listener)) {
   append_json_string(instance_json_, shared.options.instance);
   body_.reserve(512);
@@ -154,6 +158,16 @@ ServerWorker::ServerWorker(const ServerShared& shared, int index, net::EventLoop
       FixedResponse::make(501, kJson, R"({"error":"Transfer-Encoding is not supported"})");
   version_not_supported_ =
       FixedResponse::make(505, kJson, R"({"error":"only HTTP/1.0 and HTTP/1.1 are supported"})");
+  no_service_ = FixedResponse::make(
+      404, kJson,
+      R"({"error":"the shipment service is off: make a data set with knee lab data, then start knee serve --state DIR"})");
+  events_method_ =
+      FixedResponse::make(405, kJson, R"({"error":"method not allowed"})", "Allow: POST\r\n");
+  body_too_large_ =
+      FixedResponse::make(413, kJson, R"({"error":"an event body has at most 16384 bytes"})");
+  h2_post_ = FixedResponse::make(
+      501, kJson,
+      R"({"error":"POST over HTTP/2 is not supported by the lab server; use HTTP/1.1"})");
 }
 
 ServerWorker::~ServerWorker() = default;
@@ -174,6 +188,7 @@ bool ServerWorker::run() {
     }
     date_.refresh(std::time(nullptr));
     for (int i = 0; i < *ready; ++i) dispatch(events[static_cast<size_t>(i)]);
+    take_replies();
     core::TimePoint now = Clock::now();
     if (accept_resume_ && now >= *accept_resume_) {
       accept_resume_.reset();
@@ -572,7 +587,22 @@ ServerWorker::Step ServerWorker::serve_buffered(Connection& c) {
       return Step::kProgress;
     }
     const http::RequestHead& head = c.parser.head();
-    handle(c, head);
+    std::string_view body;
+    if (head.method == "POST" && route_of(split_target(head.target).path) == Route::kEvents &&
+        head.content_length > 0 && head.content_length <= kMaxEventBody) {
+      if (bytes.size() - head.head_bytes < head.content_length) {
+        // The whole body first. Parsed again then: the buffer may move meanwhile, and the head
+        // views into it.
+        if (head.head_bytes + head.content_length > kInBufferBytes) {
+          respond_fixed(c, body_too_large_, ConnectionMode::kClose, false);
+          return Step::kProgress;
+        }
+        c.parser.reset();
+        return Step::kNeedBytes;
+      }
+      body = bytes.substr(head.head_bytes, static_cast<size_t>(head.content_length));
+    }
+    handle(c, head, body);
     const uint64_t body_here =
         std::min<uint64_t>(head.content_length, bytes.size() - head.head_bytes);
     c.in_begin += head.head_bytes + static_cast<size_t>(body_here);
@@ -582,7 +612,7 @@ ServerWorker::Step ServerWorker::serve_buffered(Connection& c) {
   }
 }
 
-void ServerWorker::handle(Connection& c, const http::RequestHead& head) {
+void ServerWorker::handle(Connection& c, const http::RequestHead& head, std::string_view body) {
   count_request();
   add_in_flight(1);
   const Target target = split_target(head.target);
@@ -605,6 +635,10 @@ void ServerWorker::handle(Connection& c, const http::RequestHead& head) {
 
   if (route == Route::kNone) {
     respond_fixed(c, not_found_, mode, is_head);
+  } else if ((route == Route::kShipment || route == Route::kEvents) && shared_.service == nullptr) {
+    respond_fixed(c, no_service_, mode, is_head);
+  } else if (route == Route::kEvents) {
+    handle_event(c, head, body, mode);
   } else if (!is_head && head.method != "GET") {
     respond_fixed(c, method_not_allowed_, mode, false);
   } else {
@@ -624,8 +658,10 @@ void ServerWorker::handle(Connection& c, const http::RequestHead& head) {
         body_.clear();
         fmt::format_to(
             std::back_inserter(body_),
-            R"({{"status":"ok","instance":{},"uptimeSec":{},"inFlight":{},"totalRequests":{}}})",
+            R"({{"status":"ok","instance":{},"uptimeSec":{},"inFlight":{},"totalRequests":{})",
             instance_json_, uptime.count(), in_flight, total);
+        if (shared_.service != nullptr) shared_.service->append_health(body_);
+        body_.push_back('}');
         respond(c, 200, mode, is_head);
         break;
       }
@@ -675,11 +711,98 @@ void ServerWorker::handle(Connection& c, const http::RequestHead& head) {
         wait_then_finish(Pending::kStall, static_cast<double>(delay.count()) / 1e6, delay);
         break;
       }
+      case Route::kShipment:
+        handle_shipment(c, head, shipment_of(target.path), mode, is_head);
+        break;
       case Route::kNone:
+      case Route::kEvents:
         break;
     }
   }
   if (c.state != ConnState::kWaiting) add_in_flight(-1);
+}
+
+void ServerWorker::handle_shipment(Connection& c, const http::RequestHead& head,
+                                   std::string_view no, ConnectionMode mode, bool is_head) {
+  body_.clear();
+  if (shared_.service->read_cached(no, body_)) {
+    respond(c, 200, mode, is_head);
+    return;
+  }
+  c.pending = Pending::kStore;
+  c.pending_head = is_head;
+  c.pending_keep_alive = head.keep_alive;
+  c.pending_minor = head.minor_version;
+  c.state = ConnState::kWaiting;
+  shared_.service->read(replies_, net::EventTag{c.slot, c.generation}, std::string(no));
+}
+
+void ServerWorker::handle_event(Connection& c, const http::RequestHead& head, std::string_view body,
+                                ConnectionMode mode) {
+  if (head.method != "POST") {
+    respond_fixed(c, events_method_, mode, head.method == "HEAD");
+    return;
+  }
+  if (c.parent != kNoParent) {
+    respond_fixed(c, h2_post_, mode, false);
+    return;
+  }
+  if (head.content_length > kMaxEventBody) {
+    respond_fixed(c, body_too_large_, mode, false);
+    return;
+  }
+  auto bad = [&](std::string_view reason) {
+    body_ = R"({"error":)";
+    append_json_string(body_, reason);
+    body_.push_back('}');
+    respond(c, 400, mode, false);
+  };
+  const std::optional<std::string_view> type = head.field("content-type");
+  // "application/json" with any parameters (RFC 9110 §8.3.1: the media type is case-insensitive).
+  const std::string_view media = type ? type->substr(0, type->find(';')) : std::string_view();
+  auto lower_equal = [](std::string_view a, std::string_view b) {
+    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+             return std::tolower(static_cast<unsigned char>(x)) == y;
+           });
+  };
+  std::string_view trimmed = media;
+  while (!trimmed.empty() && (trimmed.back() == ' ' || trimmed.back() == '\t')) {
+    trimmed.remove_suffix(1);
+  }
+  if (!lower_equal(trimmed, "application/json")) {
+    bad(type ? "Content-Type must be application/json" : "no Content-Type: send application/json");
+    return;
+  }
+  auto event = parse_event(body);
+  if (!event) {
+    bad(event.status().message());
+    return;
+  }
+  c.pending = Pending::kStore;
+  c.pending_head = false;
+  c.pending_keep_alive = head.keep_alive;
+  c.pending_minor = head.minor_version;
+  c.state = ConnState::kWaiting;
+  shared_.service->write(replies_, net::EventTag{c.slot, c.generation}, std::move(event).value());
+}
+
+void ServerWorker::take_replies() {
+  replies_.take(reply_batch_);
+  for (StoreReply& r : reply_batch_) {
+    if (r.tag.slot >= slots_.size()) continue;
+    Connection& c = *slots_[r.tag.slot];
+    // Gone since (closed, or a reset stream): the answer has nobody to go to.
+    if (c.generation != r.tag.generation || c.state != ConnState::kWaiting ||
+        c.pending != Pending::kStore) {
+      continue;
+    }
+    c.state = ConnState::kActive;
+    c.pending = Pending::kNone;
+    body_.swap(r.body);
+    respond(c, r.status, mode_for(c.pending_keep_alive, c.pending_minor), c.pending_head);
+    add_in_flight(-1);
+    drive(c);
+  }
 }
 
 // Completes the request that waited: /tracking burns its CPU share, then both answer.
@@ -720,7 +843,7 @@ void ServerWorker::on_timer(net::EventTag ref) {
   if (ref.slot >= slots_.size()) return;
   Connection& c = *slots_[ref.slot];
   if (c.generation != ref.generation) return;  // the connection closed since
-  if (c.state == ConnState::kWaiting) {
+  if (c.state == ConnState::kWaiting && c.pending != Pending::kStore) {
     finish_pending(c);
     add_in_flight(-1);
     drive(c);

@@ -22,6 +22,7 @@
 #include "core/status.h"
 #include "lab/lab_server.h"
 #include "lab/response.h"
+#include "lab/shipment_service.h"
 #include "net/event_loop.h"
 #include "net/socket.h"
 #include "net/transport.h"
@@ -45,6 +46,7 @@ struct ServerShared {
   std::atomic<bool> stop{false};
   std::unique_ptr<WorkerCounters[]> counters;  // one per worker, indexed like the workers
   int workers = 0;
+  ShipmentService* service = nullptr;  // owned by LabServer; null without --state
 };
 
 struct Connection;
@@ -83,7 +85,14 @@ class ServerWorker {
   void drive(Connection& c);
   bool flush(Connection& c);
   Step serve_buffered(Connection& c);
-  void handle(Connection& c, const http::RequestHead& head);
+  void handle(Connection& c, const http::RequestHead& head, std::string_view body = {});
+  // The shipment service's routes: GET /tracking/{no} (cache or store), POST /events (store).
+  void handle_shipment(Connection& c, const http::RequestHead& head, std::string_view no,
+                       ConnectionMode mode, bool is_head);
+  void handle_event(Connection& c, const http::RequestHead& head, std::string_view body,
+                    ConnectionMode mode);
+  // The replies the store threads sent since the last call, each to its waiting connection.
+  void take_replies();
   void finish_pending(Connection& c);
   void respond_fixed(Connection& c, const FixedResponse& r, ConnectionMode mode, bool head_only);
   void respond(Connection& c, int status, ConnectionMode mode, bool head_only);
@@ -110,6 +119,8 @@ class ServerWorker {
   const ServerShared& shared_;
   WorkerCounters& counters_;
   net::EventLoop loop_;
+  ReplyQueue replies_;                   // from the shipment service's store threads
+  std::vector<StoreReply> reply_batch_;  // scratch for take_replies()
   net::Fd listener_;
   bool accepting_ = true;                         // listener registered with the loop
   std::optional<core::TimePoint> accept_resume_;  // after EMFILE and friends
@@ -133,6 +144,10 @@ class ServerWorker {
   FixedResponse fields_too_large_;
   FixedResponse not_implemented_;
   FixedResponse version_not_supported_;
+  FixedResponse no_service_;
+  FixedResponse events_method_;
+  FixedResponse body_too_large_;
+  FixedResponse h2_post_;
 };
 
 }  // namespace knee::lab

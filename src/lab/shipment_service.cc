@@ -1,0 +1,250 @@
+#include "lab/shipment_service.h"
+
+#include <fmt/core.h>
+
+#include <nlohmann/json.hpp>
+
+#include "lab/endpoints.h"
+
+namespace knee::lab {
+
+using core::Result;
+using core::Status;
+
+void ReplyQueue::push(StoreReply reply) {
+  {
+    std::lock_guard lock(mutex_);
+    items_.push_back(std::move(reply));
+  }
+  pending_.store(true, std::memory_order_release);
+  wake_();
+}
+
+void ReplyQueue::take(std::vector<StoreReply>& out) {
+  out.clear();
+  if (!pending_.load(std::memory_order_acquire)) return;
+  std::lock_guard lock(mutex_);
+  pending_.store(false, std::memory_order_relaxed);
+  out.swap(items_);
+}
+
+void append_tracking_json(std::string& out, const store::TrackingState& s) {
+  out.append(R"({"no":)");
+  append_json_string(out, s.tracking_no);
+  out.append(R"(,"state":)");
+  append_json_string(out, s.state);
+  out.append(R"(,"zone":)");
+  append_json_string(out, s.zone);
+  fmt::format_to(std::back_inserter(out), R"(,"step":{},"atMs":{}}})", s.step, s.at_ms);
+}
+
+namespace {
+
+std::string error_body(std::string_view reason) {
+  std::string out = R"({"error":)";
+  append_json_string(out, reason);
+  out.push_back('}');
+  return out;
+}
+
+int64_t wall_ms_now() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+Result<store::Event> parse_event(std::string_view json) {
+  const nlohmann::json doc = nlohmann::json::parse(json, nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded()) return Status::invalid_argument("the body is not JSON");
+  if (!doc.is_object()) return Status::invalid_argument("the body is not a JSON object");
+  store::Event e;
+  for (auto [name, out] : {std::pair{"no", &e.tracking_no}, std::pair{"state", &e.state},
+                           std::pair{"zone", &e.zone}}) {
+    auto it = doc.find(name);
+    if (it == doc.end()) return Status::invalid_argument(fmt::format("missing field '{}'", name));
+    if (!it->is_string()) {
+      return Status::invalid_argument(fmt::format("field '{}' is not a string", name));
+    }
+    *out = it->get<std::string>();
+    if (out->empty() || out->size() > 64) {
+      return Status::invalid_argument(fmt::format("field '{}' must have 1 to 64 bytes", name));
+    }
+  }
+  auto step = doc.find("step");
+  if (step == doc.end()) return Status::invalid_argument("missing field 'step'");
+  if (!step->is_number_integer() || step->get<int64_t>() < 1 || step->get<int64_t>() > 1000) {
+    return Status::invalid_argument("field 'step' must be an integer from 1 to 1000");
+  }
+  e.step = step->get<int>();
+  auto at = doc.find("atMs");
+  if (at == doc.end()) {
+    e.at_ms = wall_ms_now();
+  } else if (!at->is_number_integer() || at->get<int64_t>() < 0) {
+    return Status::invalid_argument("field 'atMs' must be Unix milliseconds, an integer >= 0");
+  } else {
+    e.at_ms = at->get<int64_t>();
+  }
+  return e;
+}
+
+ShipmentService::ShipmentService(const ServiceOptions& options)
+    : options_(options), cache_(options.cache_entries, options.cache_ttl) {}
+
+Result<std::unique_ptr<ShipmentService>> ShipmentService::start(const ServiceOptions& options) {
+  if (options.readers < 1 || options.readers > 64) {
+    return Status::invalid_field("store_threads",
+                                 fmt::format("{} store threads; give 1 to 64", options.readers));
+  }
+  if (options.commit_batch < 1 || options.commit_batch > 10'000) {
+    return Status::invalid_field(
+        "commit_batch", fmt::format("{} events per commit; give 1 to 10000", options.commit_batch));
+  }
+  if (options.commit_delay < core::Nanos(0) || options.commit_delay > std::chrono::seconds(1)) {
+    return Status::invalid_field("commit_delay", "give a wait from 0 to 1s, e.g. 200us");
+  }
+  auto service = std::unique_ptr<ShipmentService>(new ShipmentService(options));
+  for (int i = 0; i <= options.readers; ++i) {
+    auto store = store::open_store(options.database);
+    if (!store) return store.status();
+    service->kind_ = std::string((*store)->kind());
+    service->stores_.push_back(std::move(store).value());
+  }
+  for (int i = 0; i < options.readers; ++i) {
+    service->threads_.emplace_back(
+        [s = service.get(), i] { s->read_loop(*s->stores_[static_cast<size_t>(i)]); });
+  }
+  service->threads_.emplace_back([s = service.get()] { s->write_loop(*s->stores_.back()); });
+  return service;
+}
+
+ShipmentService::~ShipmentService() {
+  {
+    std::scoped_lock lock(read_mutex_, write_mutex_);
+    stopping_ = true;
+  }
+  read_ready_.notify_all();
+  write_ready_.notify_all();
+  for (std::thread& t : threads_) t.join();
+}
+
+bool ShipmentService::read_cached(std::string_view tracking_no, std::string& body) {
+  std::optional<store::TrackingState> hit = cache_.get(tracking_no, core::Clock::now());
+  if (!hit) return false;
+  append_tracking_json(body, *hit);
+  return true;
+}
+
+void ShipmentService::read(ReplyQueue& replies, net::EventTag tag, std::string tracking_no) {
+  {
+    std::lock_guard lock(read_mutex_);
+    reads_.push_back(ReadJob{&replies, tag, std::move(tracking_no)});
+  }
+  read_ready_.notify_one();
+}
+
+void ShipmentService::write(ReplyQueue& replies, net::EventTag tag, store::Event event) {
+  {
+    std::lock_guard lock(write_mutex_);
+    writes_.push_back(WriteJob{&replies, tag, std::move(event), core::Clock::now()});
+  }
+  write_ready_.notify_one();
+}
+
+void ShipmentService::read_loop(store::Store& store) {
+  while (true) {
+    ReadJob job;
+    {
+      std::unique_lock lock(read_mutex_);
+      read_ready_.wait(lock, [&] { return stopping_ || !reads_.empty(); });
+      if (reads_.empty()) return;  // stopping, and every queued read answered
+      job = std::move(reads_.front());
+      reads_.pop_front();
+    }
+    store_reads_.fetch_add(1, std::memory_order_relaxed);
+    auto state = store.latest_state(job.tracking_no);
+    StoreReply reply{job.tag, 200, {}};
+    if (!state) {
+      store_errors_.fetch_add(1, std::memory_order_relaxed);
+      reply.status = 503;
+      reply.body = error_body("store: " + state.status().message());
+    } else if (!state->has_value()) {
+      reply.status = 404;
+      reply.body = error_body("no shipment " + job.tracking_no);
+    } else {
+      append_tracking_json(reply.body, **state);
+      const int64_t at_ms = (*state)->at_ms;  // an event committed meanwhile is not undone
+      cache_.put_if(job.tracking_no, std::move(**state), core::Clock::now(),
+                    [&](const store::TrackingState& cached) { return cached.at_ms <= at_ms; });
+    }
+    job.replies->push(std::move(reply));
+  }
+}
+
+void ShipmentService::write_loop(store::Store& store) {
+  std::vector<WriteJob> batch;
+  std::vector<store::Event> events;
+  std::vector<bool> found;
+  const size_t limit = static_cast<size_t>(options_.commit_batch);
+  while (true) {
+    {
+      std::unique_lock lock(write_mutex_);
+      write_ready_.wait(lock, [&] { return stopping_ || !writes_.empty(); });
+      if (writes_.empty()) return;
+      if (limit > 1 && options_.commit_delay > core::Nanos(0)) {
+        write_ready_.wait_until(lock, writes_.front().queued + options_.commit_delay,
+                                [&] { return stopping_ || writes_.size() >= limit; });
+      }
+      batch.clear();
+      while (!writes_.empty() && batch.size() < limit) {
+        batch.push_back(std::move(writes_.front()));
+        writes_.pop_front();
+      }
+    }
+    events.clear();
+    for (const WriteJob& job : batch) events.push_back(job.event);
+    const Status committed = store.append_events(events, found);
+    if (committed) {
+      commits_.fetch_add(1, std::memory_order_relaxed);
+      events_committed_.fetch_add(batch.size(), std::memory_order_relaxed);
+    } else {
+      store_errors_.fetch_add(1, std::memory_order_relaxed);
+    }
+    const core::TimePoint now = core::Clock::now();
+    for (size_t i = 0; i < batch.size(); ++i) {
+      StoreReply reply{batch[i].tag, 201, {}};
+      const store::Event& e = batch[i].event;
+      if (!committed) {
+        reply.status = 503;
+        reply.body = error_body("store: " + committed.message());
+      } else if (!found[i]) {
+        reply.status = 404;
+        reply.body = error_body("no shipment " + e.tracking_no);
+      } else {
+        const store::TrackingState state{e.tracking_no, e.state, e.zone, e.step, e.at_ms};
+        append_tracking_json(reply.body, state);
+        // Write-through, unless the cache holds a newer event of the shipment.
+        cache_.put_if(e.tracking_no, state, now,
+                      [&](const store::TrackingState& cached) { return cached.at_ms <= e.at_ms; });
+      }
+      batch[i].replies->push(std::move(reply));
+    }
+  }
+}
+
+void ShipmentService::append_health(std::string& out) const {
+  const uint64_t hits = cache_.hits(), misses = cache_.misses();
+  const uint64_t commits = commits_.load(std::memory_order_relaxed);
+  const uint64_t events = events_committed_.load(std::memory_order_relaxed);
+  fmt::format_to(
+      std::back_inserter(out),
+      R"(,"store":{{"kind":"{}","reads":{},"commits":{},"eventsCommitted":{},"meanBatch":{:.2f},)"
+      R"("errors":{}}},"cache":{{"entries":{},"hits":{},"misses":{},"hitRatio":{:.4f}}})",
+      kind_, store_reads_.load(std::memory_order_relaxed), commits, events,
+      commits > 0 ? static_cast<double>(events) / static_cast<double>(commits) : 0.0,
+      store_errors_.load(std::memory_order_relaxed), cache_.size(), hits, misses,
+      hits + misses > 0 ? static_cast<double>(hits) / static_cast<double>(hits + misses) : 0.0);
+}
+
+}  // namespace knee::lab

@@ -1,0 +1,143 @@
+// The shipment tracking service (seed 000's read and write flows) behind the lab server's
+// GET /tracking/{no} and POST /events, on a real store (store/store.h).
+//
+// The event loops never block on the store: a request that needs it is handed to the service's
+// store threads (a pool of readers, each with its own connection, and one writer that commits
+// events in groups), and the answer comes back through the loop's ReplyQueue, which wakes it.
+// Reads go through a TtlLruCache first; a committed event updates the cache (write-through), so
+// a read after a 201 sees the event.
+//
+// Group commit (seed 001's trade): the writer takes up to `commit_batch` queued events into one
+// transaction, one fsync for all of them. With `commit_delay` 0 it commits what is queued at once;
+// otherwise it waits up to `commit_delay` after the oldest queued event for the batch to fill.
+// A 201 leaves only after the commit that made its event durable returned.
+//
+// Ownership: the service owns its threads and stores; destroying it finishes the work queued
+// (every request gets its reply) and joins them. Thread-safety: every public member may be
+// called from any thread.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "core/clock.h"
+#include "core/status.h"
+#include "lab/ttl_cache.h"
+#include "net/event_loop.h"
+#include "store/store.h"
+
+namespace knee::lab {
+
+// The store threads' answer to one request: whose it is (the connection's slot and generation),
+// the HTTP status and the JSON body.
+struct StoreReply {
+  net::EventTag tag;
+  int status = 200;
+  std::string body;
+};
+
+// A loop thread's inbox for StoreReply: store threads push, the loop takes.
+class ReplyQueue {
+ public:
+  // `wake` makes the owning loop return from its wait (net::EventLoop::wake).
+  explicit ReplyQueue(std::function<void()> wake) : wake_(std::move(wake)) {}
+  void push(StoreReply reply);
+  // Moves the waiting replies into `out` (emptied first); one relaxed load when there are none.
+  void take(std::vector<StoreReply>& out);
+
+ private:
+  std::function<void()> wake_;
+  std::mutex mutex_;
+  std::vector<StoreReply> items_;
+  std::atomic<bool> pending_{false};
+};
+
+struct ServiceOptions {
+  std::string database;  // the SQLite file (knee lab data made it)
+  int readers = 4;       // store threads for reads, 1..64
+  // Read cache: entries (0: none) and how long an entry stays fresh.
+  size_t cache_entries = 100'000;
+  core::Nanos cache_ttl = std::chrono::seconds(5);
+  int commit_batch = 1;         // events per commit at most, 1..10000
+  core::Nanos commit_delay{0};  // how long a commit may wait for its batch to fill
+};
+
+class ShipmentService {
+ public:
+  // Checks the options, opens one store per thread (so a missing or foreign database fails here,
+  // before the server listens) and starts the threads. Errors: kInvalidArgument for options out
+  // of range or a database that is not a knee data set; those of store::open_store.
+  static core::Result<std::unique_ptr<ShipmentService>> start(const ServiceOptions& options);
+  ~ShipmentService();
+  ShipmentService(const ShipmentService&) = delete;
+  ShipmentService& operator=(const ShipmentService&) = delete;
+
+  // GET /tracking/{no} from the cache: true, with the 200 body appended to `body`, on a hit.
+  bool read_cached(std::string_view tracking_no, std::string& body);
+  // GET /tracking/{no} from the store (after a miss): the reply, 200, 404 (no such shipment) or
+  // 503 (the store failed, with its reason), goes to `replies` with `tag`.
+  void read(ReplyQueue& replies, net::EventTag tag, std::string tracking_no);
+  // POST /events: the reply, 201 once the event is durable, 404 for an unknown tracking number or
+  // 503, goes to `replies` with `tag`.
+  void write(ReplyQueue& replies, net::EventTag tag, store::Event event);
+
+  // The service's part of /health: ,"store":{...},"cache":{...} (a leading comma, no braces
+  // around it), from relaxed counters.
+  void append_health(std::string& out) const;
+
+ private:
+  struct ReadJob {
+    ReplyQueue* replies;
+    net::EventTag tag;
+    std::string tracking_no;
+  };
+  struct WriteJob {
+    ReplyQueue* replies;
+    net::EventTag tag;
+    store::Event event;
+    core::TimePoint queued;
+  };
+
+  explicit ShipmentService(const ServiceOptions& options);
+  void read_loop(store::Store& store);
+  void write_loop(store::Store& store);
+
+  ServiceOptions options_;
+  std::string kind_;
+  TtlLruCache<store::TrackingState> cache_;
+  std::vector<std::unique_ptr<store::Store>> stores_;  // readers, then the writer
+  std::vector<std::thread> threads_;
+
+  std::mutex read_mutex_;
+  std::condition_variable read_ready_;
+  std::deque<ReadJob> reads_;
+  std::mutex write_mutex_;
+  std::condition_variable write_ready_;
+  std::deque<WriteJob> writes_;
+  bool stopping_ = false;  // under both mutexes
+
+  std::atomic<uint64_t> store_reads_{0};
+  std::atomic<uint64_t> commits_{0};
+  std::atomic<uint64_t> events_committed_{0};
+  std::atomic<uint64_t> store_errors_{0};
+};
+
+// Parses POST /events' body, a JSON object: "no" (tracking number), "state", "zone" (strings of
+// 1 to 64 bytes), "step" (an integer 1..1000) and optionally "atMs" (Unix ms; default now).
+// Errors: kInvalidArgument with the reason the 400 carries ("missing field 'state'").
+core::Result<store::Event> parse_event(std::string_view json);
+
+// Appends a shipment's state as /tracking/{no} answers it:
+// {"no":"KN0000000042","state":"at transit hub","zone":"35","step":3,"atMs":1767236400000}.
+void append_tracking_json(std::string& out, const store::TrackingState& state);
+
+}  // namespace knee::lab
