@@ -19,6 +19,8 @@ packages=(
   libgsl-dev                         # GSL nonlinear least squares: the USL fit (analysis/usl.cc)
   chromium                           # headless browser: tests/report/html_browser_test.sh
   libsqlite3-dev                     # embedded SQLite: the ladder's rungs (probes/), the service's store (store/)
+  libpq-dev                          # libpq: the service's PostgreSQL store (store/pg_store.cc)
+  postgresql                         # initdb/pg_ctl: tests start a PostgreSQL of their own
   curl                               # tests/e2e: a peer client for knee serve over h1, TLS, h2c, h2
 )
 

@@ -26,6 +26,30 @@ std::string default_state_dir() {
 
 std::string database_in(const std::string& state_dir) { return state_dir + "/shipments.db"; }
 
+core::Result<std::string> store_location(const std::string& state_dir, const std::string& db) {
+  if (!db.empty()) {
+    if (!state_dir.empty()) {
+      return core::Status::invalid_argument(
+          "--state and --db: give one; SQLite lives in the state folder, PostgreSQL at --db");
+    }
+    if (!db.starts_with("postgresql://") && !db.starts_with("postgres://")) {
+      return core::Status::invalid_argument(
+          fmt::format("--db: '{}' is not a postgresql:// URL; give "
+                      "postgresql://USER@HOST:PORT/DB (SQLite needs no --db: it lives in --state)",
+                      db));
+    }
+    return db;
+  }
+  const std::string dir = state_dir.empty() ? default_state_dir() : state_dir;
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) {
+    return core::Status::invalid_argument(
+        fmt::format("--state: cannot make the folder '{}': {}", dir, ec.message()));
+  }
+  return database_in(dir);
+}
+
 namespace {
 
 using core::Status;
@@ -51,6 +75,9 @@ class LabCommand final : public Subcommand {
         ->capture_default_str();
     data_->add_option("--seed", spec_.seed, "Seed of the generator: the same seed, the same rows")
         ->capture_default_str();
+    data_->add_option("--db", db_,
+                      "Load into PostgreSQL instead, the schema knee of the database this "
+                      "postgresql://USER@HOST:PORT/DB URL names (libpq's form)");
     data_->add_flag("--replace", replace_,
                     "Replace a data set already in the state folder (else it is kept, exit 2)");
     add_progress_flags(*data_, progress_flags_);
@@ -68,19 +95,13 @@ class LabCommand final : public Subcommand {
     if (!records) return report_failure(records.status().with_context("--records"));
     spec_.records = *records;
     if (Status s = spec_.validate(); !s) return report_failure(s);
-    const std::string dir = state_.empty() ? default_state_dir() : state_;
-    std::error_code ec;
-    std::filesystem::create_directories(dir, ec);
-    if (ec) {
-      return report_failure(Status::invalid_argument(
-          fmt::format("--state: cannot make the folder '{}': {}", dir, ec.message())));
-    }
-    const std::string path = database_in(dir);
+    auto location = store_location(state_, db_);
+    if (!location) return report_failure(location.status());
     const std::atomic<bool>& interrupt = install_interrupt_handler();
     Progress progress(progress_flags_);
     const core::TimePoint started = core::Clock::now();
     auto stats = store::load_data(
-        path, spec_, replace_,
+        *location, spec_, replace_,
         [&](int64_t done, int64_t total) {
           progress.show_count("loading", done, total, "rows", started);
         },
@@ -88,7 +109,7 @@ class LabCommand final : public Subcommand {
     progress.finish();
     if (!stats) {
       if (interrupt.load()) {
-        fmt::print(stderr, "knee: interrupted: {} was not made\n", path);
+        fmt::print(stderr, "knee: interrupted: no data set was made, none was replaced\n");
         return kExitInterrupted;
       }
       return report_failure(stats.status());
@@ -96,13 +117,14 @@ class LabCommand final : public Subcommand {
     fmt::print(
         "{}: {} shipments over {} days, {} sellers, seed {}: {} rows in {:.2f} s ({:.0f} "
         "rows/s)\n",
-        path, spec_.records, spec_.days, spec_.sellers, spec_.seed, stats->rows, stats->seconds,
-        static_cast<double>(stats->rows) / stats->seconds);
+        stats->location, spec_.records, spec_.days, spec_.sellers, spec_.seed, stats->rows,
+        stats->seconds, static_cast<double>(stats->rows) / stats->seconds);
     return kExitOk;
   }
 
   CLI::App* data_ = nullptr;
   std::string state_;
+  std::string db_;
   std::string records_ = "100k";
   store::DataSpec spec_;
   bool replace_ = false;

@@ -47,6 +47,9 @@ class ServeCommand final : public Subcommand {
     app.add_option("--state", state_,
                    "Serve the shipment service (GET /tracking/{no}, POST /events) on the data "
                    "set in this state folder's shipments.db (made by knee lab data --state DIR)");
+    app.add_option("--db", db_,
+                   "Serve the shipment service from PostgreSQL instead: the data set knee lab "
+                   "data --db URL loaded, at this postgresql://USER@HOST:PORT/DB URL");
     app.add_option("--store-threads", service_.readers,
                    "With --state: store threads for reads, each with its own connection")
         ->capture_default_str()
@@ -134,15 +137,21 @@ class ServeCommand final : public Subcommand {
   int service_options(lab::ServerOptions& options) {
     const char* service_flags[] = {"--store-threads", "--cache-entries", "--cache-ttl",
                                    "--commit-batch", "--commit-delay"};
-    if (state_.empty()) {
+    if (state_.empty() && db_.empty()) {
       for (const char* flag : service_flags) {
         if (app_->count(flag) > 0) {
-          fmt::print(stderr, "knee serve: {}: only with --state DIR (the shipment service)\n",
+          fmt::print(stderr,
+                     "knee serve: {}: only with --state DIR or --db URL (the shipment service)\n",
                      flag);
           return kExitBadInput;
         }
       }
       return kExitOk;
+    }
+    auto location = store_location(state_, db_);
+    if (!location) {
+      fmt::print(stderr, "knee serve: {}\n", location.status().message());
+      return kExitBadInput;
     }
     auto entries = core::parse_count(cache_entries_);
     if (!entries) {
@@ -160,13 +169,14 @@ class ServeCommand final : public Subcommand {
       }
       *out = *d;
     }
-    service_.database = database_in(state_);
+    service_.database = *location;
     options.service = service_;
     return kExitOk;
   }
 
   CLI::App* app_ = nullptr;
   std::string state_;
+  std::string db_;
   lab::ServiceOptions service_;
   std::string cache_entries_ = "100k";
   std::string cache_ttl_ = "5s";

@@ -62,7 +62,7 @@ class ReplyQueue {
 };
 
 struct ServiceOptions {
-  std::string database;  // the SQLite file (knee lab data made it)
+  std::string database;  // the store: an SQLite file or a postgresql:// URL (store::open_store)
   int readers = 4;       // store threads for reads, 1..64
   // Read cache: entries (0: none) and how long an entry stays fresh.
   size_t cache_entries = 100'000;

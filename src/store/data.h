@@ -81,17 +81,22 @@ class DataGenerator {
 using LoadProgress = std::function<void(int64_t rows_done, int64_t rows_total)>;
 
 struct LoadStats {
-  int64_t rows = 0;    // sellers + shipments + events
+  std::string location;  // where it went: the file, or the URL without user and password
+  int64_t rows = 0;      // sellers + shipments + events
   double seconds = 0;  // wall time of the whole load, indexes included
 };
 
-// Generates `spec`'s data set into a new SQLite database at `path`, written whole or not at
-// all: rows go into "<path>.tmp" (prepared statements, batched transactions, indexes built
-// after the rows), which is switched to WAL, synced and renamed into place at the end; a failure
-// or an interruption (`interrupted` returning true, checked between batches) removes it.
-// Refuses to replace an existing `path` unless `replace`. Errors: kInvalidArgument for a bad
-// spec or an existing file; kIoError naming the file and SQLite's message.
-core::Result<LoadStats> load_data(const std::string& path, const DataSpec& spec, bool replace,
+// Generates `spec`'s data set into the store at `location` (as store::open_store reads it),
+// written whole or not at all, in batched transactions of 50,000 shipments with the indexes
+// built after the rows:
+//   SQLite: into "<path>.tmp" with prepared statements, then switched to WAL, synced and renamed
+//   into place; a failure or an interruption removes it.
+//   PostgreSQL: with COPY (its bulk path, as pgbench -i) into the schema knee_load, renamed to
+//   knee in the transaction that drops the old one; a failure drops knee_load.
+// `interrupted` is asked between batches. Refuses to replace an existing data set unless
+// `replace`. Errors: kInvalidArgument for a bad spec or an existing data set; kIoError naming the
+// file or database and the store's message.
+core::Result<LoadStats> load_data(const std::string& location, const DataSpec& spec, bool replace,
                                   const LoadProgress& progress,
                                   const std::function<bool()>& interrupted = {});
 

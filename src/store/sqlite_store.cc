@@ -10,8 +10,7 @@
 #include <filesystem>
 #include <memory>
 
-#include "store/data.h"
-#include "store/store.h"
+#include "store/backends.h"
 
 namespace knee::store {
 
@@ -317,14 +316,13 @@ Result<int64_t> write_rows(sqlite3* db, const std::string& path, const DataSpec&
 
 }  // namespace
 
-Result<std::unique_ptr<Store>> open_store(const std::string& location) {
-  return SqliteStore::open(location);
+Result<std::unique_ptr<Store>> open_sqlite(const std::string& path) {
+  return SqliteStore::open(path);
 }
 
-Result<LoadStats> load_data(const std::string& path, const DataSpec& spec, bool replace,
-                            const LoadProgress& progress,
-                            const std::function<bool()>& interrupted) {
-  if (Status s = spec.validate(); !s) return s;
+Result<LoadStats> load_sqlite(const std::string& path, const DataSpec& spec, bool replace,
+                              const LoadProgress& progress,
+                              const std::function<bool()>& interrupted) {
   std::error_code ec;
   if (std::filesystem::exists(path, ec) && !replace) {
     return Status::invalid_argument(fmt::format(
@@ -333,9 +331,7 @@ Result<LoadStats> load_data(const std::string& path, const DataSpec& spec, bool 
   const auto started = std::chrono::steady_clock::now();
   const std::string tmp = path + ".tmp";
   remove_db_files(tmp);
-  int64_t total = spec.sellers;
-  const DataGenerator gen(spec);
-  for (int64_t id = 1; id <= spec.records; ++id) total += 1 + gen.event_count(id);
+  const int64_t total = total_rows(spec);
 
   Result<int64_t> rows = [&]() -> Result<int64_t> {
     auto db = open_db(tmp, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
@@ -377,6 +373,7 @@ Result<LoadStats> load_data(const std::string& path, const DataSpec& spec, bool 
   const std::string dir = std::filesystem::path(path).parent_path().string();
   if (Status s = fsync_path(dir.empty() ? "." : dir, true); !s) return s;
   LoadStats stats;
+  stats.location = path;
   stats.rows = *rows;
   stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return stats;

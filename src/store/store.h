@@ -1,6 +1,7 @@
 // The shipment tracking and billing service's store (seed 000's system): shipments, their
 // carriers' state events, sellers and their charges, behind one interface that SQLite (embedded,
-// a database file in the lab's state folder) implements, and PostgreSQL next.
+// a database file in the lab's state folder) and PostgreSQL (through libpq, the schema knee of a
+// database) implement; both pass the same tests (tests/store/store_test.cc).
 //
 // Schema (docs/store.md): sellers(id, name, rate_cents), shipments(id, tracking_no UNIQUE,
 // seller_id, created_ms, zone, weight_g) indexed by created_ms, events(tracking_no, at_ms,
@@ -86,9 +87,11 @@ class Store {
   virtual core::Result<DataSummary> summary() = 0;
 };
 
-// Opens the store at `location`: a path to an SQLite database file that `load_data` created.
-// Errors: kInvalidArgument naming the file when it does not exist or is not a knee data set
-// (with how to make one: knee lab data); kIoError when SQLite cannot open it.
+// Opens the store at `location`: a postgresql:// (or postgres://) URL in libpq's form, whose
+// database holds the schema knee that load_data made; otherwise the path of an SQLite database
+// file that load_data created. Errors: kInvalidArgument naming the file or database when it
+// holds no knee data set (with how to make one: knee lab data); kIoError when SQLite cannot open
+// the file or PostgreSQL cannot be reached (libpq's reason).
 core::Result<std::unique_ptr<Store>> open_store(const std::string& location);
 
 }  // namespace knee::store

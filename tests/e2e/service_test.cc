@@ -1,6 +1,7 @@
 // The shipment service as a user runs it: `knee lab data` makes the data set, `knee serve
 // --state` serves it, and what it acknowledged survives the server being killed.
 #include <gtest/gtest.h>
+#include <libpq-fe.h>
 #include <signal.h>
 #include <sqlite3.h>
 
@@ -10,6 +11,7 @@
 
 #include "net/socket.h"
 #include "support/blocking_client.h"
+#include "support/postgres.h"
 #include "support/subprocess.h"
 #include "support/temp_dir.h"
 
@@ -59,31 +61,62 @@ TEST(ServeState, WithoutADataSetItSaysHowToMakeOne) {
   EXPECT_NE(flag.err.find("--commit-batch: only with --state DIR"), std::string::npos) << flag.err;
 }
 
-// Seed 001's promise, tested the hard way: a 201 means durable. Twenty times: writers post
-// events, the server is SIGKILLed at some moment, restarted; at the end every event that got a
-// 201 must be in the store, and the store must pass SQLite's integrity check. A process kill
-// keeps the kernel's page cache, so this checks that a 201 follows the commit (never before it);
-// surviving power loss is what synchronous=FULL's fsync adds, which no test here can cut.
-TEST(ServeState, EveryAcknowledgedEventSurvivesSigkill) {
-  testing::TempDir dir("knee-e2e-kill");
-  auto made = run_process({KNEE_BINARY, "lab", "data", "--state", dir.path(), "--records", "2k",
-                           "--days", "2", "--sellers", "10"});
+TEST(ServeDb, LoadsAndServesTheDataSetFromPostgresql) {
+  std::string error;
+  auto pg = testing::PostgresServer::start(error);
+  ASSERT_TRUE(pg) << error;
+  const std::string url = pg->create_database("e2e");
+  auto made = run_process({KNEE_BINARY, "lab", "data", "--db", url, "--records", "1k", "--days",
+                           "1", "--sellers", "3"});
   ASSERT_EQ(made.exit_code, 0) << made.err;
+  EXPECT_NE(made.out.find("postgresql://127.0.0.1:"), std::string::npos) << made.out;
+  EXPECT_EQ(made.out.find("knee@"), std::string::npos) << "no user or password printed";
+  testing::BackgroundProcess server({KNEE_BINARY, "serve", "--db", url, "--port", "0"});
+  const int port = testing::port_of_listening_line(server.first_line());
+  ASSERT_GT(port, 0) << server.first_line();
+  auto address = net::resolve("127.0.0.1", port);
+  ASSERT_TRUE(address);
+  testing::Client client(*address);
+  auto r = client.get("/tracking/" + tracking_number(500));
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_NE(r->body.find("\"no\":\"KN0000000500\""), std::string::npos) << r->body;
+  EXPECT_NE(client.get("/health")->body.find("\"kind\":\"postgresql\""), std::string::npos);
+  EXPECT_EQ(server.terminate(), 0);
 
-  struct Acked {
-    std::string no;
-    int64_t at_ms;
-  };
+  auto wrong = run_process({KNEE_BINARY, "lab", "data", "--db", "mysql://x/y"});
+  EXPECT_EQ(wrong.exit_code, 2);
+  EXPECT_NE(wrong.err.find("--db: 'mysql://x/y' is not a postgresql:// URL"), std::string::npos)
+      << wrong.err;
+  auto both = run_process({KNEE_BINARY, "serve", "--db", url, "--state", "/tmp", "--port", "0"});
+  EXPECT_EQ(both.exit_code, 2);
+  EXPECT_NE(both.err.find("--state and --db: give one"), std::string::npos) << both.err;
+}
+
+// An event that got its 201.
+struct Acked {
+  std::string no;
+  int64_t at_ms;
+};
+
+// Seed 001's promise, tested the hard way: a 201 means durable. `rounds` times, four writers post
+// events to `knee serve STORE_FLAGS`, the server is SIGKILLed at some moment and started again;
+// returns every event that got a 201. A process kill keeps the kernel's page cache, so this checks
+// that a 201 follows the commit (never comes before it); surviving power loss is what the fsync
+// (SQLite's synchronous=FULL, PostgreSQL's synchronous_commit) adds, which no test here can cut.
+std::vector<Acked> post_and_kill(const std::vector<std::string>& store_flags, int rounds) {
   std::mutex mutex;
   std::vector<Acked> acked;
   std::atomic<int64_t> next{0};
-  for (int round = 0; round < 20; ++round) {
-    testing::BackgroundProcess server({KNEE_BINARY, "serve", "--state", dir.path(), "--port", "0",
-                                       "--commit-batch", round % 2 == 0 ? "1" : "8"});
+  for (int round = 0; round < rounds; ++round) {
+    std::vector<std::string> argv = {KNEE_BINARY, "serve",          "--port",
+                                     "0",         "--commit-batch", round % 2 == 0 ? "1" : "8"};
+    argv.insert(argv.end(), store_flags.begin(), store_flags.end());
+    testing::BackgroundProcess server(argv);
     const int port = testing::port_of_listening_line(server.first_line());
-    ASSERT_GT(port, 0) << server.first_line();
+    EXPECT_GT(port, 0) << server.first_line();
+    if (port <= 0) return acked;
     auto address = net::resolve("127.0.0.1", port);
-    ASSERT_TRUE(address);
     std::atomic<int> acked_this_round{0};
     std::vector<std::thread> writers;
     for (int w = 0; w < 4; ++w) {
@@ -111,11 +144,20 @@ TEST(ServeState, EveryAcknowledgedEventSurvivesSigkill) {
       });
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(60 + 17 * round));
-    ASSERT_EQ(kill(server.pid(), SIGKILL), 0);
+    EXPECT_EQ(kill(server.pid(), SIGKILL), 0);
     for (std::thread& t : writers) t.join();
     EXPECT_EQ(server.terminate(), 128 + SIGKILL);
     EXPECT_GT(acked_this_round.load(), 0) << "round " << round;
   }
+  return acked;
+}
+
+TEST(ServeState, EveryAcknowledgedEventSurvivesSigkillOnSqlite) {
+  testing::TempDir dir("knee-e2e-kill");
+  auto made = run_process({KNEE_BINARY, "lab", "data", "--state", dir.path(), "--records", "2k",
+                           "--days", "2", "--sellers", "10"});
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  const std::vector<Acked> acked = post_and_kill({"--state", dir.path()}, 20);
 
   sqlite3* db = nullptr;
   ASSERT_EQ(
@@ -143,6 +185,37 @@ TEST(ServeState, EveryAcknowledgedEventSurvivesSigkill) {
   sqlite3_close(db);
   EXPECT_EQ(missing, 0u) << "of " << acked.size() << " acknowledged events";
   EXPECT_GT(acked.size(), 100u);
+}
+
+TEST(ServeDb, EveryAcknowledgedEventSurvivesSigkillOnPostgresql) {
+  std::string error;
+  auto pg = testing::PostgresServer::start(error);
+  ASSERT_TRUE(pg) << error;
+  const std::string url = pg->create_database("kill");
+  auto made = run_process({KNEE_BINARY, "lab", "data", "--db", url, "--records", "2k", "--days",
+                           "2", "--sellers", "10"});
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  const std::vector<Acked> acked = post_and_kill({"--db", url}, 10);
+
+  PGconn* c = PQconnectdb(url.c_str());
+  ASSERT_EQ(PQstatus(c), CONNECTION_OK) << PQerrorMessage(c);
+  PGresult* sync = PQexec(c, "SHOW synchronous_commit");
+  EXPECT_STREQ(PQgetvalue(sync, 0, 0), "on");
+  PQclear(sync);
+  size_t missing = 0;
+  for (const Acked& e : acked) {
+    const std::string at = std::to_string(e.at_ms);
+    const char* values[] = {e.no.c_str(), at.c_str()};
+    PGresult* r = PQexecParams(
+        c, "SELECT count(*) FROM knee.events WHERE tracking_no = $1 AND at_ms = $2::bigint", 2,
+        nullptr, values, nullptr, nullptr, 0);
+    ASSERT_EQ(PQresultStatus(r), PGRES_TUPLES_OK) << PQerrorMessage(c);
+    if (std::string_view(PQgetvalue(r, 0, 0)) != "1") ++missing;
+    PQclear(r);
+  }
+  PQfinish(c);
+  EXPECT_EQ(missing, 0u) << "of " << acked.size() << " acknowledged events";
+  EXPECT_GT(acked.size(), 50u);
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include "lab/lab_server.h"
 #include "store/data.h"
 #include "support/blocking_client.h"
+#include "support/postgres.h"
 #include "support/temp_dir.h"
 
 namespace knee::lab {
@@ -279,6 +280,56 @@ TEST_F(ShipmentServiceTest, ADatabaseThatIsNotADataSetFailsTheStart) {
   ASSERT_FALSE(server);
   EXPECT_EQ(server.status().code(), core::Status::Code::kInvalidArgument);
   EXPECT_NE(server.status().message().find("knee lab data"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace knee::lab
+
+namespace knee::lab {
+namespace {
+
+// The same service on PostgreSQL, and what it does when the database goes away and comes back.
+TEST(ShipmentServicePostgres, AStoreAwayIs503AndTheServiceRecoversWhenItReturns) {
+  std::string error;
+  auto pg = knee::testing::PostgresServer::start(error);
+  ASSERT_TRUE(pg) << error;
+  const std::string url = pg->create_database("service");
+  ASSERT_TRUE(store::load_data(url, store::DataSpec{200, 1, 2, 1}, false, {}));
+  ServerOptions options;
+  options.port = 0;
+  options.service = ServiceOptions{};
+  options.service->database = url;
+  options.service->cache_entries = 0;  // every read reaches the store
+  auto server = LabServer::start(options);
+  ASSERT_TRUE(server) << server.status().what();
+  Client client((*server)->address());
+  const std::string no = store::tracking_number(7);
+  const std::string event =
+      R"({"no":")" + no + R"(","state":"delivered","zone":"42","step":9,"atMs":1900000000000})";
+  ASSERT_EQ(client.get("/tracking/" + no)->status, 200);
+  ASSERT_EQ(client.post("/events", event)->status, 201);
+
+  ASSERT_TRUE(pg->stop());
+  for (int i = 0; i < 6; ++i) {  // more than the store threads: each finds it gone
+    auto r = client.get("/tracking/" + no);
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 503);
+    EXPECT_NE(r->body.find("\"error\":\"store: postgresql://127.0.0.1:"), std::string::npos)
+        << r->body;
+  }
+  auto write = client.post("/events", event);
+  ASSERT_TRUE(write);
+  EXPECT_EQ(write->status, 503);
+  EXPECT_EQ(client.get("/fast")->status, 200) << "the server itself keeps serving";
+
+  ASSERT_TRUE(pg->restart());
+  for (int i = 0; i < 6; ++i) {
+    auto r = client.get("/tracking/" + no);
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 200) << r->body;
+    EXPECT_NE(r->body.find("\"step\":9"), std::string::npos) << r->body;
+  }
+  EXPECT_EQ(client.post("/events", event)->status, 201);
 }
 
 }  // namespace

@@ -1,0 +1,243 @@
+// One store interface, two stores, the same tests: SQLite in a temporary folder, and PostgreSQL
+// started by the test itself (support/postgres.h), each test on a database of its own.
+#include "store/store.h"
+
+#include <gtest/gtest.h>
+#include <libpq-fe.h>
+#include <sqlite3.h>
+
+#include <filesystem>
+
+#include "store/data.h"
+#include "support/postgres.h"
+#include "support/temp_dir.h"
+
+namespace knee::store {
+namespace {
+
+const DataSpec kSpec{2000, 3, 10, 5};
+
+// The test binary's one PostgreSQL, started on first use and stopped at exit.
+testing::PostgresServer* postgres() {
+  static std::string error;
+  static std::unique_ptr<testing::PostgresServer> server = testing::PostgresServer::start(error);
+  if (!server) ADD_FAILURE() << "PostgreSQL did not start: " << error;
+  return server.get();
+}
+
+class StoreTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    if (GetParam() == "sqlite") {
+      location_ = dir_.file("knee-lab.db");
+    } else {
+      ASSERT_NE(postgres(), nullptr);
+      static int databases = 0;
+      location_ = postgres()->create_database("t" + std::to_string(++databases));
+      ASSERT_FALSE(location_.empty());
+    }
+    auto stats = load_data(location_, kSpec, false, {});
+    ASSERT_TRUE(stats) << stats.status().what();
+    loaded_ = *stats;
+  }
+  std::unique_ptr<Store> open() {
+    auto s = open_store(location_);
+    EXPECT_TRUE(s) << s.status().what();
+    return s ? std::move(s).value() : nullptr;
+  }
+  testing::TempDir dir_{"knee-store"};
+  std::string location_;
+  LoadStats loaded_;
+};
+
+INSTANTIATE_TEST_SUITE_P(Stores, StoreTest, ::testing::Values("sqlite", "postgresql"),
+                         [](const auto& param_info) { return param_info.param; });
+
+TEST_P(StoreTest, HoldsEveryGeneratedRow) {
+  const DataGenerator gen(kSpec);
+  int64_t events = 0;
+  for (int64_t id = 1; id <= kSpec.records; ++id) events += gen.event_count(id);
+  auto store = open();
+  ASSERT_TRUE(store);
+  EXPECT_EQ(store->kind(), GetParam());
+  auto summary = store->summary();
+  ASSERT_TRUE(summary) << summary.status().what();
+  EXPECT_EQ(summary->sellers, 10);
+  EXPECT_EQ(summary->shipments, 2000);
+  EXPECT_EQ(summary->events, events);
+  EXPECT_EQ(summary->charges, 0);
+  EXPECT_EQ(summary->first_created_ms, gen.shipment(1).created_ms);
+  EXPECT_EQ(summary->last_created_ms, gen.shipment(2000).created_ms);
+  EXPECT_EQ(loaded_.rows, 10 + 2000 + events);
+}
+
+TEST_P(StoreTest, LatestStateIsTheShipmentsNewestEvent) {
+  const DataGenerator gen(kSpec);
+  auto store = open();
+  ASSERT_TRUE(store);
+  for (int64_t id : {1, 2, 777, 1999, 2000}) {
+    auto got = store->latest_state(tracking_number(id));
+    ASSERT_TRUE(got) << got.status().what();
+    ASSERT_TRUE(got->has_value()) << id;
+    EXPECT_EQ(**got, gen.latest_state(id));
+  }
+  auto none = store->latest_state(tracking_number(2001));
+  ASSERT_TRUE(none);
+  EXPECT_FALSE(none->has_value());
+}
+
+TEST_P(StoreTest, LatestStateSearchesAnIndexAndNeverScans) {
+  auto store = open();
+  ASSERT_TRUE(store);
+  auto plan = store->latest_state_plan();
+  ASSERT_TRUE(plan) << plan.status().what();
+  if (GetParam() == "sqlite") {
+    EXPECT_NE(plan->find("SEARCH events USING INDEX events_by_tracking_no_time (tracking_no=?)"),
+              std::string::npos)
+        << *plan;
+    EXPECT_EQ(plan->find("SCAN"), std::string::npos) << *plan;
+    EXPECT_EQ(plan->find("TEMP B-TREE"), std::string::npos) << "ORDER BY from the index: " << *plan;
+  } else {
+    EXPECT_NE(plan->find("Index Scan Backward using events_by_tracking_no_time on events"),
+              std::string::npos)
+        << *plan;
+    EXPECT_EQ(plan->find("Seq Scan"), std::string::npos) << *plan;
+    EXPECT_EQ(plan->find("Sort"), std::string::npos) << "ORDER BY from the index: " << *plan;
+  }
+}
+
+TEST_P(StoreTest, AppendedEventsAreDurableAndUnknownShipmentsAreNotStored) {
+  const std::vector<Event> batch = {
+      {tracking_number(5), "delivered", "12", 5, 1'800'000'000'000},
+      {"KN9999999999", "delivered", "12", 1, 1'800'000'000'000},
+      {tracking_number(6), "delivered", "13", 5, 1'800'000'000'001},
+  };
+  {
+    auto store = open();
+    ASSERT_TRUE(store);
+    std::vector<bool> found;
+    ASSERT_TRUE(store->append_events(batch, found));
+    EXPECT_EQ(found, (std::vector<bool>{true, false, true}));
+  }
+  auto reopened = open();  // a new connection reads what the first committed
+  ASSERT_TRUE(reopened);
+  auto five = reopened->latest_state(tracking_number(5));
+  ASSERT_TRUE(five && five->has_value());
+  EXPECT_EQ((*five)->state, "delivered");
+  EXPECT_EQ((*five)->step, 5);
+  auto unknown = reopened->latest_state("KN9999999999");
+  ASSERT_TRUE(unknown);
+  EXPECT_FALSE(unknown->has_value());
+  auto summary = reopened->summary();
+  ASSERT_TRUE(summary);
+  EXPECT_EQ(summary->events, loaded_.rows - 10 - 2000 + 2);
+}
+
+TEST_P(StoreTest, AnExistingDataSetIsKeptUnlessReplaced) {
+  auto again = load_data(location_, DataSpec{10, 1, 1, 1}, false, {});
+  ASSERT_FALSE(again);
+  EXPECT_EQ(again.status().code(), core::Status::Code::kInvalidArgument);
+  EXPECT_NE(again.status().message().find("--replace"), std::string::npos);
+  auto store = open();
+  ASSERT_TRUE(store);
+  EXPECT_EQ(store->summary()->shipments, 2000) << "the old data set is untouched";
+  store.reset();
+  ASSERT_TRUE(load_data(location_, DataSpec{10, 1, 1, 1}, true, {}));
+  EXPECT_EQ(open()->summary()->shipments, 10);
+}
+
+TEST_P(StoreTest, AnInterruptedReplaceKeepsTheOldDataSet) {
+  int64_t last_done = 0, total = 0;
+  auto stats = load_data(
+      location_, DataSpec{120'000, 3, 10, 1}, true,
+      [&](int64_t done, int64_t all) {
+        last_done = done;
+        total = all;
+      },
+      [] { return true; });
+  ASSERT_FALSE(stats);
+  EXPECT_NE(stats.status().message().find("interrupted"), std::string::npos);
+  EXPECT_GT(last_done, 0);
+  EXPECT_LT(last_done, total) << "stopped at the first batch";
+  auto store = open();
+  ASSERT_TRUE(store);
+  EXPECT_EQ(store->summary()->shipments, 2000);
+}
+
+TEST_P(StoreTest, ProgressReachesTheTotal) {
+  int64_t last_done = 0, total = -1;
+  auto stats =
+      load_data(location_, DataSpec{60'000, 3, 10, 1}, true, [&](int64_t done, int64_t all) {
+        EXPECT_GE(done, last_done);
+        last_done = done;
+        total = all;
+      });
+  ASSERT_TRUE(stats) << stats.status().what();
+  EXPECT_EQ(last_done, total);
+  EXPECT_EQ(stats->rows, total);
+  EXPECT_EQ(open()->summary()->shipments, 60'000);
+}
+
+TEST(SqliteLoad, AnInterruptedLoadLeavesNothing) {
+  testing::TempDir dir("knee-store");
+  auto stats = load_data(dir.file("knee-lab.db"), DataSpec{120'000, 3, 10, 1}, false, {},
+                         [] { return true; });
+  ASSERT_FALSE(stats);
+  EXPECT_TRUE(std::filesystem::is_empty(dir.path()));
+}
+
+TEST(SqliteOpen, WhatIsNotADataSetIsNamed) {
+  testing::TempDir dir("knee-store");
+  auto missing = open_store(dir.file("none.db"));
+  ASSERT_FALSE(missing);
+  EXPECT_EQ(missing.status().code(), core::Status::Code::kInvalidArgument);
+  EXPECT_NE(missing.status().message().find("knee lab data"), std::string::npos);
+
+  const std::string other = dir.file("other.db");
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(other.c_str(), &db), SQLITE_OK);
+  sqlite3_exec(db, "CREATE TABLE t (x)", nullptr, nullptr, nullptr);
+  sqlite3_close(db);
+  auto foreign = open_store(other);
+  ASSERT_FALSE(foreign);
+  EXPECT_EQ(foreign.status().code(), core::Status::Code::kInvalidArgument);
+  EXPECT_NE(foreign.status().message().find("not a knee data set"), std::string::npos);
+}
+
+TEST(PostgresOpen, ADatabaseWithoutADataSetOrNoServerIsNamed) {
+  ASSERT_NE(postgres(), nullptr);
+  const std::string empty = postgres()->create_database("empty");
+  auto none = open_store(empty);
+  ASSERT_FALSE(none);
+  EXPECT_EQ(none.status().code(), core::Status::Code::kInvalidArgument);
+  EXPECT_NE(none.status().message().find("knee lab data --db"), std::string::npos)
+      << none.status().message();
+  EXPECT_EQ(none.status().message().find("knee@"), std::string::npos) << "no user in messages";
+  // A port where nothing listens: connection refused, as an I/O error naming the call.
+  auto away = open_store("postgresql://knee@127.0.0.1:1/postgres?connect_timeout=2");
+  ASSERT_FALSE(away);
+  EXPECT_EQ(away.status().code(), core::Status::Code::kIoError);
+  EXPECT_NE(away.status().message().find("postgresql: connect:"), std::string::npos);
+}
+
+TEST(PostgresStore, AStoreThatWentAwayFailsAndRecoversWhenItIsBack) {
+  ASSERT_NE(postgres(), nullptr);
+  const std::string url = postgres()->create_database("away");
+  ASSERT_TRUE(load_data(url, DataSpec{100, 1, 2, 1}, false, {}));
+  auto store = open_store(url);
+  ASSERT_TRUE(store);
+  ASSERT_TRUE((*store)->latest_state(tracking_number(1)));
+  ASSERT_TRUE(postgres()->stop());
+  auto during = (*store)->latest_state(tracking_number(1));
+  EXPECT_FALSE(during);
+  if (!during) {
+    EXPECT_EQ(during.status().code(), core::Status::Code::kIoError);
+  }
+  ASSERT_TRUE(postgres()->restart());
+  auto after = (*store)->latest_state(tracking_number(1));
+  ASSERT_TRUE(after) << after.status().what();
+  EXPECT_TRUE(after->has_value());
+}
+
+}  // namespace
+}  // namespace knee::store
