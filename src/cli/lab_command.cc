@@ -1,10 +1,13 @@
 // `knee lab`: the course's lab systems on this host.
-//   knee lab data   generates the shipment service's data set (store/data.h) into the lab's
-//                   state folder, deterministic from --seed, and prints the load rate.
+//   knee lab data     generates the shipment service's data set (store/data.h) into the lab's
+//                     state folder, deterministic from --seed, and prints the load rate.
+//   knee lab billing  runs the batch flow (store/billing.h) both ways and prints records/s and
+//                     whether the seed's 12M records would fit its 4-hour window at that rate.
 // The state folder is --state DIR, else $XDG_STATE_HOME/knee/lab, else ~/.local/state/knee/lab;
 // the SQLite database in it is shipments.db (what `knee serve --state DIR` reads).
 #include <fmt/core.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 
@@ -12,7 +15,9 @@
 #include "cli/interrupt.h"
 #include "cli/progress.h"
 #include "core/units.h"
+#include "store/billing.h"
 #include "store/data.h"
+#include "store/store.h"
 
 namespace knee::cli {
 
@@ -81,12 +86,25 @@ class LabCommand final : public Subcommand {
     data_->add_flag("--replace", replace_,
                     "Replace a data set already in the state folder (else it is kept, exit 2)");
     add_progress_flags(*data_, progress_flags_);
+
+    billing_ = app.add_subcommand(
+        "billing",
+        "Run the batch flow, the sellers' end-of-day billing of the 30 days ending with --date, "
+        "row at a time and set based, and say whether the seed's 12M records fit 4 hours");
+    billing_->add_option("--state", state_, "The lab's state folder (as for knee lab data)");
+    billing_->add_option("--db", db_, "The PostgreSQL data set instead (as for knee lab data)");
+    billing_->add_option("--date", date_,
+                         "The bill date, YYYY-MM-DD (default: the data set's last day)");
+    billing_->add_option("--method", method_, "row, set or both")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"row", "set", "both"}));
   }
 
   int run() override {
     if (data_->parsed()) return run_data();
-    return report_failure(
-        Status::invalid_argument("lab: name what to do: knee lab data (see knee lab --help)"));
+    if (billing_->parsed()) return run_billing();
+    return report_failure(Status::invalid_argument(
+        "lab: name what to do: knee lab data|billing (see knee lab --help)"));
   }
 
  private:
@@ -122,7 +140,72 @@ class LabCommand final : public Subcommand {
     return kExitOk;
   }
 
+  int run_billing() {
+    if (!date_.empty()) {
+      if (auto w = store::billing_window(date_); !w) {
+        return report_failure(w.status().with_context("--date"));
+      }
+    }
+    std::error_code ec;
+    if (db_.empty() && !state_.empty() && !std::filesystem::is_directory(state_, ec)) {
+      return report_failure(Status::invalid_argument(fmt::format(
+          "--state: no folder '{}'; make the data set first with knee lab data --state {}", state_,
+          state_)));
+    }
+    auto location = store_location(state_, db_);
+    if (!location) return report_failure(location.status());
+    auto store = store::open_store(*location);
+    if (!store) return report_failure(store.status());
+    if (date_.empty()) {
+      auto summary = (*store)->summary();
+      if (!summary) return report_failure(summary.status());
+      date_ = date_of(summary->last_created_ms);
+    }
+    auto window = store::billing_window(date_);
+    fmt::print("billing {} on {}: shipments created {} .. {} ({} days)\n", date_,
+               (*store)->location(), date_of(window->first), date_of(window->second - 1),
+               store::kBillingDays);
+    fmt::print("{:<7} {:>10} {:>8} {:>16} {:>10} {:>12}  {}\n", "method", "records", "sellers",
+               "charged", "elapsed", "records/s", "the seed's 12M records at this rate");
+    for (store::BillingMethod m :
+         {store::BillingMethod::kRowAtATime, store::BillingMethod::kSetBased}) {
+      if (method_ != "both" && method_ != store::billing_method_name(m)) continue;
+      auto run = (*store)->run_billing(date_, m);
+      if (!run) return report_failure(run.status());
+      const double rate = run->seconds > 0 ? static_cast<double>(run->records) / run->seconds : 0;
+      const double hours = rate > 0 ? static_cast<double>(store::kSeedRecords) / rate / 3600 : 0;
+      fmt::print("{:<7} {:>10} {:>8} {:>16} {:>10} {:>12.0f}  {}\n", store::billing_method_name(m),
+                 run->records, run->sellers,
+                 fmt::format("{}.{:02}", run->amount_cents / 100, run->amount_cents % 100),
+                 core::format_duration_ns(run->seconds * 1e9), rate,
+                 rate <= 0 ? std::string("no records billed")
+                           : fmt::format("{}: {} the {:.0f} h window", hours_text(hours),
+                                         hours <= store::kBillingWindowHours ? "fits" : "misses",
+                                         store::kBillingWindowHours));
+    }
+    return kExitOk;
+  }
+
+  // "41.1 h", "7.3 min", or a shorter time in format_duration_ns's units.
+  static std::string hours_text(double hours) {
+    if (hours >= 1) return fmt::format("{:.1f} h", hours);
+    if (hours * 60 >= 1) return fmt::format("{:.1f} min", hours * 60);
+    return core::format_duration_ns(hours * 3.6e12);
+  }
+
+  // "2026-01-30" for a Unix ms time (UTC).
+  static std::string date_of(int64_t ms) {
+    const auto day = std::chrono::floor<std::chrono::days>(
+        std::chrono::sys_time<std::chrono::milliseconds>(std::chrono::milliseconds(ms)));
+    const std::chrono::year_month_day ymd{day};
+    return fmt::format("{:04}-{:02}-{:02}", static_cast<int>(ymd.year()),
+                       static_cast<unsigned>(ymd.month()), static_cast<unsigned>(ymd.day()));
+  }
+
   CLI::App* data_ = nullptr;
+  CLI::App* billing_ = nullptr;
+  std::string date_;
+  std::string method_ = "both";
   std::string state_;
   std::string db_;
   std::string records_ = "100k";

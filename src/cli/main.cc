@@ -32,7 +32,9 @@ constexpr Entry kCommands[] = {
      knee::cli::make_capacity_command},
     {"ladder", "Latency numbers of this host, measured rung by rung (ns to tens of ms), in context",
      knee::cli::make_ladder_command},
-    {"lab", "The course's lab on this host: the shipment service's data set (knee lab data)",
+    {"lab",
+     "The course's lab on this host: the shipment service's data set (knee lab data) and its "
+     "batch flow (knee lab billing)",
      knee::cli::make_lab_command},
     {"probe", "Phases of one request (DNS, connect, TLS, first byte, total) like curl -w, repeated",
      knee::cli::make_probe_command},

@@ -28,6 +28,7 @@ enum class Route : uint8_t {
   kStall,      // /stall?every=T&for=S&ms=D: answers in D ms, but holds arrivals in stall windows
   kShipment,   // /tracking/{no}: the shipment service's read flow (GET, HEAD)
   kEvents,     // /events: the shipment service's write flow (POST)
+  kBilling,    // /billing/run?date=D&method=row|set: the batch flow (POST)
 };
 
 // The tracking number of a /tracking/{no} path ("/tracking/KN0000000042" -> "KN0000000042");

@@ -635,10 +635,13 @@ void ServerWorker::handle(Connection& c, const http::RequestHead& head, std::str
 
   if (route == Route::kNone) {
     respond_fixed(c, not_found_, mode, is_head);
-  } else if ((route == Route::kShipment || route == Route::kEvents) && shared_.service == nullptr) {
+  } else if ((route == Route::kShipment || route == Route::kEvents || route == Route::kBilling) &&
+             shared_.service == nullptr) {
     respond_fixed(c, no_service_, mode, is_head);
   } else if (route == Route::kEvents) {
     handle_event(c, head, body, mode);
+  } else if (route == Route::kBilling) {
+    handle_billing(c, head, target.query, mode);
   } else if (!is_head && head.method != "GET") {
     respond_fixed(c, method_not_allowed_, mode, false);
   } else {
@@ -716,6 +719,7 @@ void ServerWorker::handle(Connection& c, const http::RequestHead& head, std::str
         break;
       case Route::kNone:
       case Route::kEvents:
+      case Route::kBilling:
         break;
     }
   }
@@ -784,6 +788,38 @@ void ServerWorker::handle_event(Connection& c, const http::RequestHead& head, st
   c.pending_minor = head.minor_version;
   c.state = ConnState::kWaiting;
   shared_.service->write(replies_, net::EventTag{c.slot, c.generation}, std::move(event).value());
+}
+
+void ServerWorker::handle_billing(Connection& c, const http::RequestHead& head,
+                                  std::string_view query, ConnectionMode mode) {
+  if (head.method != "POST") {
+    respond_fixed(c, events_method_, mode, head.method == "HEAD");
+    return;
+  }
+  auto bad = [&](std::string_view reason) {
+    body_ = R"({"error":)";
+    append_json_string(body_, reason);
+    body_.push_back('}');
+    respond(c, 400, mode, false);
+  };
+  std::string date, method;
+  if (!find_query_param(query, "date", date) || date.empty()) {
+    bad("give the bill date: /billing/run?date=YYYY-MM-DD");
+    return;
+  }
+  if (!find_query_param(query, "method", method) || method.empty()) method = "set";
+  if (method != "row" && method != "set") {
+    bad("method is row (a loop over records) or set (one INSERT ... SELECT)");
+    return;
+  }
+  c.pending = Pending::kStore;
+  c.pending_head = false;
+  c.pending_keep_alive = head.keep_alive;
+  c.pending_minor = head.minor_version;
+  c.state = ConnState::kWaiting;
+  shared_.service->bill(
+      replies_, net::EventTag{c.slot, c.generation}, std::move(date),
+      method == "row" ? store::BillingMethod::kRowAtATime : store::BillingMethod::kSetBased);
 }
 
 void ServerWorker::take_replies() {

@@ -91,6 +91,8 @@ class ServerWorker {
                        ConnectionMode mode, bool is_head);
   void handle_event(Connection& c, const http::RequestHead& head, std::string_view body,
                     ConnectionMode mode);
+  void handle_billing(Connection& c, const http::RequestHead& head, std::string_view query,
+                      ConnectionMode mode);
   // The replies the store threads sent since the last call, each to its waiting connection.
   void take_replies();
   void finish_pending(Connection& c);

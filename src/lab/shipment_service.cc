@@ -120,6 +120,12 @@ Result<std::unique_ptr<ShipmentService>> ShipmentService::start(const ServiceOpt
 }
 
 ShipmentService::~ShipmentService() {
+  std::thread billing;
+  {
+    std::lock_guard lock(billing_mutex_);
+    billing = std::move(billing_thread_);
+  }
+  if (billing.joinable()) billing.join();  // it takes billing_mutex_ as it ends
   {
     std::scoped_lock lock(read_mutex_, write_mutex_);
     stopping_ = true;
@@ -231,6 +237,48 @@ void ShipmentService::write_loop(store::Store& store) {
       batch[i].replies->push(std::move(reply));
     }
   }
+}
+
+void append_billing_json(std::string& out, const store::BillingRun& run) {
+  out.append(R"({"date":)");
+  append_json_string(out, run.date);
+  fmt::format_to(std::back_inserter(out),
+                 R"(,"method":"{}","windowStartMs":{},"windowEndMs":{},"records":{},"sellers":{},)"
+                 R"("amountCents":{},"seconds":{:.6f},"recordsPerSecond":{:.1f}}})",
+                 store::billing_method_name(run.method), run.window_start_ms, run.window_end_ms,
+                 run.records, run.sellers, run.amount_cents, run.seconds,
+                 run.seconds > 0 ? static_cast<double>(run.records) / run.seconds : 0.0);
+}
+
+void ShipmentService::bill(ReplyQueue& replies, net::EventTag tag, std::string date,
+                           store::BillingMethod method) {
+  std::lock_guard lock(billing_mutex_);
+  if (billing_running_) {
+    replies.push(
+        StoreReply{tag, 409, error_body("a billing run is going; try again when it ends")});
+    return;
+  }
+  if (billing_thread_.joinable()) billing_thread_.join();  // ended: its reply is out
+  billing_running_ = true;
+  billing_thread_ = std::thread([this, &replies, tag, date = std::move(date), method] {
+    StoreReply reply{tag, 200, {}};
+    auto store = store::open_store(options_.database);
+    Result<store::BillingRun> run =
+        store ? (*store)->run_billing(date, method) : Result<store::BillingRun>(store.status());
+    if (run) {
+      append_billing_json(reply.body, *run);
+    } else {
+      reply.status = run.status().code() == Status::Code::kInvalidArgument ? 400 : 503;
+      reply.body = error_body(reply.status == 400 ? run.status().message()
+                                                  : "store: " + run.status().message());
+      if (reply.status == 503) store_errors_.fetch_add(1, std::memory_order_relaxed);
+    }
+    {
+      std::lock_guard done(billing_mutex_);
+      billing_running_ = false;
+    }
+    replies.push(std::move(reply));
+  });
 }
 
 void ShipmentService::append_health(std::string& out) const {

@@ -90,6 +90,12 @@ class ShipmentService {
   // 503, goes to `replies` with `tag`.
   void write(ReplyQueue& replies, net::EventTag tag, store::Event event);
 
+  // POST /billing/run: the batch flow for `date` by `method` on a thread and store connection of
+  // its own, so reads and writes go on meanwhile (their latency then shows the batch's cost).
+  // The reply, 200 with the run's figures (append_billing_json), 400 for a bad date, 409 while
+  // another run is going, or 503, goes to `replies` with `tag`.
+  void bill(ReplyQueue& replies, net::EventTag tag, std::string date, store::BillingMethod method);
+
   // The service's part of /health: ,"store":{...},"cache":{...} (a leading comma, no braces
   // around it), from relaxed counters.
   void append_health(std::string& out) const;
@@ -125,6 +131,10 @@ class ShipmentService {
   std::deque<WriteJob> writes_;
   bool stopping_ = false;  // under both mutexes
 
+  std::mutex billing_mutex_;
+  std::thread billing_thread_;    // the last run's, joined before the next and at the end
+  bool billing_running_ = false;  // under billing_mutex_
+
   std::atomic<uint64_t> store_reads_{0};
   std::atomic<uint64_t> commits_{0};
   std::atomic<uint64_t> events_committed_{0};
@@ -135,6 +145,11 @@ class ShipmentService {
 // 1 to 64 bytes), "step" (an integer 1..1000) and optionally "atMs" (Unix ms; default now).
 // Errors: kInvalidArgument with the reason the 400 carries ("missing field 'state'").
 core::Result<store::Event> parse_event(std::string_view json);
+
+// Appends a billing run as POST /billing/run answers it: {"date":..,"method":"row"|"set",
+// "windowStartMs":..,"windowEndMs":..,"records":N,"sellers":S,"amountCents":A,"seconds":T,
+// "recordsPerSecond":R}.
+void append_billing_json(std::string& out, const store::BillingRun& run);
 
 // Appends a shipment's state as /tracking/{no} answers it:
 // {"no":"KN0000000042","state":"at transit hub","zone":"35","step":3,"atMs":1767236400000}.

@@ -83,7 +83,7 @@ using LoadProgress = std::function<void(int64_t rows_done, int64_t rows_total)>;
 struct LoadStats {
   std::string location;  // where it went: the file, or the URL without user and password
   int64_t rows = 0;      // sellers + shipments + events
-  double seconds = 0;  // wall time of the whole load, indexes included
+  double seconds = 0;    // wall time of the whole load, indexes included
 };
 
 // Generates `spec`'s data set into the store at `location` (as store::open_store reads it),

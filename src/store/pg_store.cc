@@ -9,6 +9,7 @@
 #include <charconv>
 #include <chrono>
 #include <memory>
+#include <tuple>
 
 #include "store/backends.h"
 
@@ -83,6 +84,10 @@ Result<Conn> connect(const std::string& url) {
   if (PQstatus(conn.get()) != CONNECTION_OK) {
     return Status::io_error(fmt::format("postgresql: connect: {}", message_of(conn.get())));
   }
+  // The server's NOTICEs ("schema knee_load does not exist, skipping") are not the user's
+  // business; libpq would print them on stderr.
+  PQsetNoticeProcessor(
+      conn.get(), [](void*, const char*) {}, nullptr);
   return conn;
 }
 
@@ -187,6 +192,58 @@ class PgStore final : public Store {
     return d;
   }
 
+  Result<BillingRun> run_billing(std::string_view date, BillingMethod method) override {
+    auto window = billing_window(date);
+    if (!window) return window.status();
+    if (Status s = ensure_connected(); !s) return s;
+    const auto started = std::chrono::steady_clock::now();
+    BillingRun run;
+    run.date = std::string(date);
+    run.method = method;
+    std::tie(run.window_start_ms, run.window_end_ms) = *window;
+    const std::string from = std::to_string(run.window_start_ms);
+    const std::string to = std::to_string(run.window_end_ms);
+    const char* params[] = {from.c_str(), to.c_str(), run.date.c_str()};
+    PGconn* c = conn_.get();
+    if (Status s = exec(c, "BEGIN", where_ + ": begin"); !s) return lost(s);
+    auto run_sql = [&](const char* sql, int n, const char* const* values) -> Result<PgResult> {
+      PgResult r(PQexecParams(c, sql, n, nullptr, values, nullptr, nullptr, 0));
+      const ExecStatusType st = PQresultStatus(r.get());
+      if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
+        Status s = failure("billing");
+        PQclear(PQexec(c, "ROLLBACK"));
+        return s;
+      }
+      return r;
+    };
+    if (auto r = run_sql("DELETE FROM knee.charges WHERE bill_date = $1", 1, params + 2); !r) {
+      return r.status();
+    }
+    if (method == BillingMethod::kSetBased) {
+      const std::string sql = fmt::format(
+          "INSERT INTO knee.charges (seller_id, bill_date, shipments, amount_cents) "
+          "SELECT s.seller_id, $3, count(*), sum({}) FROM knee.shipments s JOIN knee.sellers r "
+          "ON r.id = s.seller_id WHERE s.created_ms >= $1::bigint AND s.created_ms < $2::bigint "
+          "GROUP BY s.seller_id",
+          kPriceSql);
+      if (auto r = run_sql(sql.c_str(), 3, params); !r) return r.status();
+    } else if (Status s = bill_row_at_a_time(run, params); !s) {
+      PQclear(PQexec(c, "ROLLBACK"));
+      return s;
+    }
+    auto totals = run_sql(
+        "SELECT count(*), coalesce(sum(shipments), 0), coalesce(sum(amount_cents), 0) FROM "
+        "knee.charges WHERE bill_date = $1",
+        1, params + 2);
+    if (!totals) return totals.status();
+    run.sellers = to_int(PQgetvalue(totals->get(), 0, 0));
+    run.records = to_int(PQgetvalue(totals->get(), 0, 1));
+    run.amount_cents = to_int(PQgetvalue(totals->get(), 0, 2));
+    if (Status s = exec(c, "COMMIT", where_ + ": commit"); !s) return lost(s);
+    run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    return run;
+  }
+
  private:
   PgStore(std::string url, Conn conn)
       : url_(std::move(url)), conn_(std::move(conn)), where_(describe(conn_.get())) {}
@@ -195,6 +252,68 @@ class PgStore final : public Store {
     int64_t v = 0;
     std::from_chars(text, text + std::char_traits<char>::length(text), v);
     return v;
+  }
+
+  // The loop over records, inside the caller's transaction: the window's ids through a cursor
+  // (10,000 at a time), then per id its shipment and seller by key and an upsert of the seller's
+  // charge row, each a round trip.
+  Status bill_row_at_a_time(const BillingRun& run, const char* const* params) {
+    PGconn* c = conn_.get();
+    PgResult declared(
+        PQexecParams(c,
+                     "DECLARE billing_ids NO SCROLL CURSOR FOR SELECT id FROM knee.shipments WHERE "
+                     "created_ms >= $1::bigint AND created_ms < $2::bigint ORDER BY created_ms",
+                     2, nullptr, params, nullptr, nullptr, 0));
+    if (PQresultStatus(declared.get()) != PGRES_COMMAND_OK) return failure("billing cursor");
+    for (auto [name, sql, n] : {std::tuple{"bill_shipment",
+                                           "SELECT seller_id, weight_g, zone FROM knee.shipments "
+                                           "WHERE id = $1::bigint",
+                                           1},
+                                std::tuple{"bill_seller",
+                                           "SELECT rate_cents FROM knee.sellers WHERE id = "
+                                           "$1::bigint",
+                                           1},
+                                std::tuple{"bill_add",
+                                           "INSERT INTO knee.charges (seller_id, bill_date, "
+                                           "shipments, amount_cents) VALUES ($1::bigint, $2, 1, "
+                                           "$3::bigint) ON CONFLICT (seller_id, bill_date) DO "
+                                           "UPDATE SET shipments = knee.charges.shipments + 1, "
+                                           "amount_cents = knee.charges.amount_cents + "
+                                           "excluded.amount_cents",
+                                           3}}) {
+      if (billing_prepared_)
+        break;  // once per connection (a failed PREPARE would end the
+                // transaction)
+      PgResult r(PQprepare(c, name, sql, n, nullptr));
+      if (PQresultStatus(r.get()) != PGRES_COMMAND_OK) return failure("prepare billing");
+    }
+    billing_prepared_ = true;
+    while (true) {
+      PgResult batch(PQexec(c, "FETCH 10000 FROM billing_ids"));
+      if (PQresultStatus(batch.get()) != PGRES_TUPLES_OK) return failure("fetch");
+      const int rows = PQntuples(batch.get());
+      if (rows == 0) break;
+      for (int i = 0; i < rows; ++i) {
+        const char* id[] = {PQgetvalue(batch.get(), i, 0)};
+        PgResult sh(PQexecPrepared(c, "bill_shipment", 1, id, nullptr, nullptr, 0));
+        if (PQresultStatus(sh.get()) != PGRES_TUPLES_OK || PQntuples(sh.get()) != 1) {
+          return failure("read shipment");
+        }
+        const char* seller_id[] = {PQgetvalue(sh.get(), 0, 0)};
+        PgResult se(PQexecPrepared(c, "bill_seller", 1, seller_id, nullptr, nullptr, 0));
+        if (PQresultStatus(se.get()) != PGRES_TUPLES_OK || PQntuples(se.get()) != 1) {
+          return failure("read seller");
+        }
+        const std::string price = std::to_string(price_cents(to_int(PQgetvalue(se.get(), 0, 0)),
+                                                             to_int(PQgetvalue(sh.get(), 0, 1)),
+                                                             PQgetvalue(sh.get(), 0, 2)));
+        const char* values[] = {seller_id[0], run.date.c_str(), price.c_str()};
+        PgResult add(PQexecPrepared(c, "bill_add", 3, values, nullptr, nullptr, 0));
+        if (PQresultStatus(add.get()) != PGRES_COMMAND_OK) return failure("add charge");
+      }
+    }
+    PQclear(PQexec(c, "CLOSE billing_ids"));
+    return Status::ok();
   }
 
   Status check_data_set() {
@@ -231,6 +350,7 @@ class PgStore final : public Store {
     if (PQstatus(conn_.get()) != CONNECTION_OK) {
       return Status::io_error(fmt::format("{}: unavailable: {}", where_, message_of(conn_.get())));
     }
+    billing_prepared_ = false;
     return prepare_all();
   }
 
@@ -247,6 +367,7 @@ class PgStore final : public Store {
   std::string url_;
   Conn conn_;
   std::string where_;
+  bool billing_prepared_ = false;  // the row-at-a-time statements, on this connection
 };
 
 // Sends `rows` (COPY text format: tab-separated, newline-terminated) into an open COPY.

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <tuple>
 
 #include "store/backends.h"
 
@@ -196,8 +197,95 @@ class SqliteStore final : public Store {
     return d;
   }
 
+  Result<BillingRun> run_billing(std::string_view date, BillingMethod method) override {
+    auto window = billing_window(date);
+    if (!window) return window.status();
+    const auto started = std::chrono::steady_clock::now();
+    BillingRun run;
+    run.date = std::string(date);
+    run.method = method;
+    std::tie(run.window_start_ms, run.window_end_ms) = *window;
+    sqlite3* db = db_.get();
+    if (!step_done(begin_.get())) return db_error(db, path_, "begin");
+    // ?1 and ?2 the window, ?3 the date, in each statement that names them.
+    auto bind_window = [&](sqlite3_stmt* st) {
+      sqlite3_bind_int64(st, 1, run.window_start_ms);
+      sqlite3_bind_int64(st, 2, run.window_end_ms);
+      if (sqlite3_bind_parameter_count(st) >= 3) bind_text(st, 3, run.date);
+    };
+    auto clear = prepare(db, path_, "DELETE FROM charges WHERE bill_date = ?3");
+    if (!clear) return rollback("prepare");
+    bind_window(clear->get());
+    if (!step_done(clear->get())) return rollback("clear charges");
+    if (method == BillingMethod::kSetBased) {
+      const std::string sql = fmt::format(
+          "INSERT INTO charges (seller_id, bill_date, shipments, amount_cents) "
+          "SELECT s.seller_id, ?3, count(*), sum({}) FROM shipments s JOIN sellers r ON r.id = "
+          "s.seller_id WHERE s.created_ms >= ?1 AND s.created_ms < ?2 GROUP BY s.seller_id",
+          kPriceSql);
+      auto insert = prepare(db, path_, sql.c_str());
+      if (!insert) return rollback("prepare");
+      bind_window(insert->get());
+      if (!step_done(insert->get())) return rollback("bill");
+    } else if (Status s = bill_row_at_a_time(run, bind_window); !s) {
+      return s;
+    }
+    auto totals = prepare(db, path_,
+                          "SELECT count(*), coalesce(sum(shipments), 0), coalesce(sum("
+                          "amount_cents), 0) FROM charges WHERE bill_date = ?3");
+    if (!totals) return rollback("prepare");
+    bind_window(totals->get());
+    if (sqlite3_step(totals->get()) != SQLITE_ROW) return rollback("totals");
+    run.sellers = sqlite3_column_int64(totals->get(), 0);
+    run.records = sqlite3_column_int64(totals->get(), 1);
+    run.amount_cents = sqlite3_column_int64(totals->get(), 2);
+    sqlite3_reset(totals->get());
+    if (!step_done(commit_.get())) return rollback("commit");
+    run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    return run;
+  }
+
  private:
   SqliteStore(std::string path, Db db) : path_(std::move(path)), db_(std::move(db)) {}
+
+  // The loop over records: ids in the window, then per id its shipment and seller by key and an
+  // upsert of the seller's charge row.
+  template <typename BindWindow>
+  Status bill_row_at_a_time(const BillingRun& run, BindWindow bind_window) {
+    sqlite3* db = db_.get();
+    auto ids = prepare(db, path_,
+                       "SELECT id FROM shipments WHERE created_ms >= ?1 AND created_ms < ?2 "
+                       "ORDER BY created_ms");
+    auto shipment =
+        prepare(db, path_, "SELECT seller_id, weight_g, zone FROM shipments WHERE id = ?1");
+    auto seller = prepare(db, path_, "SELECT rate_cents FROM sellers WHERE id = ?1");
+    auto add = prepare(db, path_,
+                       "INSERT INTO charges (seller_id, bill_date, shipments, amount_cents) "
+                       "VALUES (?1, ?2, 1, ?3) ON CONFLICT (seller_id, bill_date) DO UPDATE SET "
+                       "shipments = shipments + 1, amount_cents = amount_cents + "
+                       "excluded.amount_cents");
+    if (!ids || !shipment || !seller || !add) return rollback("prepare");
+    bind_window(ids->get());
+    int rc;
+    while ((rc = sqlite3_step(ids->get())) == SQLITE_ROW) {
+      sqlite3_bind_int64(shipment->get(), 1, sqlite3_column_int64(ids->get(), 0));
+      if (sqlite3_step(shipment->get()) != SQLITE_ROW) return rollback("read shipment");
+      const int64_t seller_id = sqlite3_column_int64(shipment->get(), 0);
+      const int64_t weight = sqlite3_column_int64(shipment->get(), 1);
+      const std::string zone = text_column(shipment->get(), 2);
+      sqlite3_reset(shipment->get());
+      sqlite3_bind_int64(seller->get(), 1, seller_id);
+      if (sqlite3_step(seller->get()) != SQLITE_ROW) return rollback("read seller");
+      const int64_t rate = sqlite3_column_int64(seller->get(), 0);
+      sqlite3_reset(seller->get());
+      sqlite3_bind_int64(add->get(), 1, seller_id);
+      bind_text(add->get(), 2, run.date);
+      sqlite3_bind_int64(add->get(), 3, price_cents(rate, weight, zone));
+      if (!step_done(add->get())) return rollback("add charge");
+    }
+    if (rc != SQLITE_DONE) return rollback("select shipments");
+    return Status::ok();
+  }
 
   Status init() {
     sqlite3* db = db_.get();

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "store/billing.h"
 
 namespace knee::store {
 
@@ -85,6 +86,11 @@ class Store {
 
   // Counts of what the data set holds.
   virtual core::Result<DataSummary> summary() = 0;
+
+  // The batch flow for `date` ("YYYY-MM-DD") by `method` (store/billing.h), in one transaction
+  // that replaces the date's earlier charges. Errors: kInvalidArgument for a bad date; kIoError,
+  // and then the date's charges are as they were.
+  virtual core::Result<BillingRun> run_billing(std::string_view date, BillingMethod method) = 0;
 };
 
 // Opens the store at `location`: a postgresql:// (or postgres://) URL in libpq's form, whose

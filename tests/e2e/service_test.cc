@@ -7,6 +7,7 @@
 
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <thread>
 
 #include "net/socket.h"
@@ -49,6 +50,41 @@ TEST(LabData, MakesADataSetAndKeepsItUnlessReplaced) {
                                "--sellers", "1", "--replace"});
   EXPECT_EQ(replaced.exit_code, 0) << replaced.err;
   EXPECT_NE(replaced.out.find("10 shipments"), std::string::npos);
+}
+
+TEST(LabBilling, BillsBothWaysTheSameAndSaysWhetherTheSeedsJobFits) {
+  testing::TempDir dir("knee-e2e-billing");
+  ASSERT_EQ(run_process({KNEE_BINARY, "lab", "data", "--state", dir.path(), "--records", "3k",
+                         "--days", "30", "--sellers", "7"})
+                .exit_code,
+            0);
+  auto r = run_process({KNEE_BINARY, "lab", "billing", "--state", dir.path()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("billing 2026-01-30 on "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("shipments created 2026-01-01 .. 2026-01-30 (30 days)"), std::string::npos)
+      << r.out;
+  // Both rows bill all 3000 shipments of 7 sellers for the same amount.
+  std::vector<std::string> rows;
+  for (const char* method : {"\nrow ", "\nset "}) {
+    const size_t at = r.out.find(method);
+    ASSERT_NE(at, std::string::npos) << r.out;
+    rows.push_back(r.out.substr(at + 1, r.out.find('\n', at + 1) - at - 1));
+  }
+  for (const std::string& row : rows) {
+    EXPECT_NE(row.find(" 3000 "), std::string::npos) << row;
+    EXPECT_NE(row.find(" the 4 h window"), std::string::npos) << row;
+  }
+  auto charged = [](const std::string& row) {
+    std::istringstream in(row);
+    std::string method, records, sellers, amount;
+    in >> method >> records >> sellers >> amount;
+    return sellers + " " + amount;
+  };
+  EXPECT_EQ(charged(rows[0]), charged(rows[1]));
+  EXPECT_EQ(charged(rows[0]).substr(0, 2), "7 ");
+
+  auto bad = run_process({KNEE_BINARY, "lab", "billing", "--state", dir.path(), "--method", "x"});
+  EXPECT_EQ(bad.exit_code, 2);
 }
 
 TEST(ServeState, WithoutADataSetItSaysHowToMakeOne) {

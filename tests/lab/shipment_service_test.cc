@@ -334,3 +334,55 @@ TEST(ShipmentServicePostgres, AStoreAwayIs503AndTheServiceRecoversWhenItReturns)
 
 }  // namespace
 }  // namespace knee::lab
+
+namespace knee::lab {
+namespace {
+
+TEST_F(ShipmentServiceTest, BillingRunsBothWaysAndChargesTheSame) {
+  auto server = start();
+  ASSERT_TRUE(server);
+  Client client(server->address());
+  nlohmann::json runs[2];
+  int i = 0;
+  for (const char* method : {"row", "set"}) {
+    auto r = client.post(std::string("/billing/run?date=2026-01-30&method=") + method, "", "");
+    ASSERT_TRUE(r);
+    ASSERT_EQ(r->status, 200) << r->body;
+    runs[i] = json_of(r);
+    EXPECT_EQ(runs[i]["method"], method);
+    EXPECT_EQ(runs[i]["date"], "2026-01-30");
+    EXPECT_EQ(runs[i]["records"], kSpec.records) << "the window holds the whole data set";
+    EXPECT_EQ(runs[i]["sellers"], kSpec.sellers);
+    EXPECT_GT(runs[i]["recordsPerSecond"].get<double>(), 0);
+    ++i;
+  }
+  EXPECT_EQ(runs[0]["amountCents"], runs[1]["amountCents"]) << "both ways charge the same";
+  EXPECT_EQ(client.get("/tracking/" + store::tracking_number(3))->status, 200);
+}
+
+TEST_F(ShipmentServiceTest, BadBillingRequestsSayWhatIsWrong) {
+  auto server = start();
+  ASSERT_TRUE(server);
+  Client client(server->address());
+  struct Case {
+    std::string target;
+    std::string reason;
+  };
+  for (const Case& c :
+       {Case{"/billing/run", "give the bill date: /billing/run?date=YYYY-MM-DD"},
+        Case{"/billing/run?date=2026-02-30",
+             "'2026-02-30' is not a date; give YYYY-MM-DD, e.g. 2026-01-30"},
+        Case{"/billing/run?date=2026-01-30&method=fast",
+             "method is row (a loop over records) or set (one INSERT ... SELECT)"}}) {
+    auto r = client.post(c.target, "", "");
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 400) << c.target;
+    EXPECT_EQ(json_of(r)["error"], c.reason) << c.target;
+  }
+  auto get = client.get("/billing/run?date=2026-01-30");
+  ASSERT_TRUE(get);
+  EXPECT_EQ(get->status, 405);
+}
+
+}  // namespace
+}  // namespace knee::lab

@@ -7,6 +7,7 @@
 #include <sqlite3.h>
 
 #include <filesystem>
+#include <set>
 
 #include "store/data.h"
 #include "support/postgres.h"
@@ -237,6 +238,82 @@ TEST(PostgresStore, AStoreThatWentAwayFailsAndRecoversWhenItIsBack) {
   auto after = (*store)->latest_state(tracking_number(1));
   ASSERT_TRUE(after) << after.status().what();
   EXPECT_TRUE(after->has_value());
+}
+
+}  // namespace
+}  // namespace knee::store
+
+namespace knee::store {
+namespace {
+
+// What the billing of `date` must write, computed from the generator alone.
+BillingRun expected_billing(const DataSpec& spec, std::string_view date) {
+  const DataGenerator gen(spec);
+  auto window = billing_window(date);
+  BillingRun want;
+  std::set<int64_t> sellers;
+  for (int64_t id = 1; id <= spec.records; ++id) {
+    const Shipment s = gen.shipment(id);
+    if (s.created_ms < window->first || s.created_ms >= window->second) continue;
+    ++want.records;
+    sellers.insert(s.seller_id);
+    want.amount_cents += price_cents(gen.seller(s.seller_id).rate_cents, s.weight_g, s.zone);
+  }
+  want.sellers = static_cast<int64_t>(sellers.size());
+  return want;
+}
+
+TEST_P(StoreTest, BothBillingMethodsChargeWhatTheGeneratorImplies) {
+  // kSpec spans 2026-01-01..03; a bill date of 01-02 covers the first two days only.
+  for (const char* date : {"2026-01-02", "2026-01-30"}) {
+    const BillingRun want = expected_billing(kSpec, date);
+    for (BillingMethod method : {BillingMethod::kRowAtATime, BillingMethod::kSetBased}) {
+      auto store = open();
+      ASSERT_TRUE(store);
+      auto run = store->run_billing(date, method);
+      ASSERT_TRUE(run) << run.status().what();
+      EXPECT_EQ(run->records, want.records) << date << " " << billing_method_name(method);
+      EXPECT_EQ(run->sellers, want.sellers) << date << " " << billing_method_name(method);
+      EXPECT_EQ(run->amount_cents, want.amount_cents) << date << " " << billing_method_name(method);
+      EXPECT_GT(run->seconds, 0);
+      // Run again: the date's charges are replaced, not added to.
+      const int64_t charges = store->summary()->charges;
+      auto again = store->run_billing(date, method);
+      ASSERT_TRUE(again) << again.status().what();
+      EXPECT_EQ(again->amount_cents, want.amount_cents);
+      EXPECT_EQ(store->summary()->charges, charges);
+    }
+  }
+  EXPECT_LT(expected_billing(kSpec, "2026-01-02").records, kSpec.records);
+  EXPECT_EQ(expected_billing(kSpec, "2026-01-30").records, kSpec.records);
+  EXPECT_LT(expected_billing(kSpec, "2026-01-31").records, kSpec.records) << "01-01 is out";
+}
+
+TEST_P(StoreTest, ABadBillDateIsRefused) {
+  auto store = open();
+  ASSERT_TRUE(store);
+  auto bad = store->run_billing("2026-02-30", BillingMethod::kSetBased);
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.status().code(), core::Status::Code::kInvalidArgument);
+}
+
+TEST(Billing, WindowIsThirtyDaysEndingWithTheDate) {
+  auto w = billing_window("2026-01-30");
+  ASSERT_TRUE(w);
+  EXPECT_EQ(w->second, kDataEpochMs + 30 * kMsPerDay);
+  EXPECT_EQ(w->first, kDataEpochMs);
+  for (const char* bad :
+       {"2026-1-30", "30/01/2026", "2026-13-01", "2026-02-29", "", "2026-01-3x"}) {
+    EXPECT_FALSE(billing_window(bad)) << bad;
+  }
+  EXPECT_TRUE(billing_window("2028-02-29")) << "a leap day";
+}
+
+TEST(Billing, PriceAddsWeightStepsAndTheFarZoneSurcharge) {
+  EXPECT_EQ(price_cents(300, 100, "10"), 300);
+  EXPECT_EQ(price_cents(300, 500, "10"), 325);
+  EXPECT_EQ(price_cents(300, 1499, "49"), 350);
+  EXPECT_EQ(price_cents(300, 1500, "50"), 475);
 }
 
 }  // namespace
