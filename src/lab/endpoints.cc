@@ -91,6 +91,7 @@ Route route_of(std::string_view path) {
   if (path == "/health") return Route::kHealth;
   if (path == "/events") return Route::kEvents;
   if (path == "/billing/run") return Route::kBilling;
+  if (path == "/metrics") return Route::kMetrics;
   if (!shipment_of(path).empty()) return Route::kShipment;
   return Route::kNone;
 }

@@ -29,6 +29,8 @@ enum class Route : uint8_t {
   kShipment,   // /tracking/{no}: the shipment service's read flow (GET, HEAD)
   kEvents,     // /events: the shipment service's write flow (POST)
   kBilling,    // /billing/run?date=D&method=row|set: the batch flow (POST)
+  kMetrics,    // /metrics: Prometheus text exposition (lab/metrics.h)
+  kCount,      // the number of routes, not a route
 };
 
 // The tracking number of a /tracking/{no} path ("/tracking/KN0000000042" -> "KN0000000042");

@@ -99,6 +99,7 @@ Result<std::unique_ptr<LabServer>> LabServer::start(const ServerOptions& options
   shared.started = core::Clock::now();
   shared.workers = options.threads;
   shared.counters = std::make_unique<WorkerCounters[]>(static_cast<size_t>(options.threads));
+  shared.metrics = std::make_unique<WorkerMetrics[]>(static_cast<size_t>(options.threads));
   for (int i = 0; i < options.threads; ++i) {
     auto worker = ServerWorker::create(shared, i, std::move(listeners[static_cast<size_t>(i)]));
     if (!worker) {

@@ -96,6 +96,11 @@ struct Connection {
   int pending_minor = 1;
   double pending_ms = 0;
   std::string pending_id;  // /tracking's no=, decoded
+  // The request being answered, for /metrics: its route and when it was parsed; timed until
+  // its response is queued.
+  Route route = Route::kNone;
+  core::TimePoint started{};
+  bool timed = false;
   // HTTP/2: a connection's session; or, for a stream slot (no transport), the connection it
   // belongs to (its slot and generation) and its stream id.
   std::unique_ptr<H2ServerSession> h2;
@@ -136,6 +141,7 @@ ServerWorker::ServerWorker(const ServerShared& shared, int index, net::EventLoop
                            net::Fd listener)
     : shared_(shared),
       counters_(shared.counters[static_cast<size_t>(index)]),
+      metrics_(shared.metrics[static_cast<size_t>(index)]),
       loop_(std::move(loop)),
       replies_([this] { loop_.wake(); }),
       listener_(std::move(listener)) {
@@ -500,6 +506,9 @@ void ServerWorker::on_h2_request(uint32_t slot, int32_t stream_id, std::string_v
   stream.out_sent = 0;
   stream.close_after_write = false;
   stream.pending = Pending::kNone;
+  stream.route = Route::kNone;  // until handle() routes it: a refused path counts as "other"
+  stream.started = Clock::now();
+  stream.timed = true;
   ++live_;
   // The HTTP/1.1 parser's limits and target bytes hold over HTTP/2 too, with its answers.
   const bool bad_byte = std::any_of(path.begin(), path.end(), [](char ch) {
@@ -583,6 +592,9 @@ ServerWorker::Step ServerWorker::serve_buffered(Connection& c) {
       if (outcome == http::ParseOutcome::kHeaderFieldsTooLarge) r = &fields_too_large_;
       if (outcome == http::ParseOutcome::kNotImplemented) r = &not_implemented_;
       if (outcome == http::ParseOutcome::kVersionNotSupported) r = &version_not_supported_;
+      c.route = Route::kNone;  // counted in /metrics as route "other"
+      c.started = Clock::now();
+      c.timed = true;
       respond_fixed(c, *r, ConnectionMode::kClose, false);
       return Step::kProgress;
     }
@@ -617,6 +629,9 @@ void ServerWorker::handle(Connection& c, const http::RequestHead& head, std::str
   add_in_flight(1);
   const Target target = split_target(head.target);
   const Route route = route_of(target.path);
+  c.route = route;
+  c.started = Clock::now();
+  c.timed = true;
   const bool is_head = head.method == "HEAD";
   const ConnectionMode mode = mode_for(head.keep_alive, head.minor_version);
   auto wait_then_finish = [&](Pending kind, double ms, core::Nanos delay) {
@@ -717,9 +732,13 @@ void ServerWorker::handle(Connection& c, const http::RequestHead& head, std::str
       case Route::kShipment:
         handle_shipment(c, head, shipment_of(target.path), mode, is_head);
         break;
+      case Route::kMetrics:
+        respond_metrics(c, mode, is_head);
+        break;
       case Route::kNone:
       case Route::kEvents:
       case Route::kBilling:
+      case Route::kCount:
         break;
     }
   }
@@ -859,13 +878,36 @@ void ServerWorker::finish_pending(Connection& c) {
   respond(c, 200, mode, c.pending_head);
 }
 
+void ServerWorker::observe(Connection& c, int status) {
+  if (!c.timed) return;  // a protocol error before any request was routed
+  c.timed = false;
+  metrics_.observe(c.route, status, Clock::now() - c.started);
+}
+
+void ServerWorker::respond_metrics(Connection& c, ConnectionMode mode, bool head_only) {
+  int64_t in_flight = 0;
+  for (size_t i = 0; i < static_cast<size_t>(shared_.workers); ++i) {
+    in_flight += shared_.counters[i].in_flight.load(std::memory_order_relaxed);
+  }
+  body_.clear();
+  append_request_metrics(body_, shared_.metrics.get(), static_cast<size_t>(shared_.workers),
+                         in_flight);
+  if (shared_.service != nullptr) shared_.service->append_metrics(body_);
+  observe(c, 200);
+  append_response(c.out, 200, "text/plain; version=0.0.4; charset=utf-8", body_, date_.value(),
+                  mode, head_only);
+  if (mode == ConnectionMode::kClose) c.close_after_write = true;
+}
+
 void ServerWorker::respond_fixed(Connection& c, const FixedResponse& r, ConnectionMode mode,
                                  bool head_only) {
+  observe(c, r.status());
   r.append_to(c.out, date_.value(), mode, head_only);
   if (mode == ConnectionMode::kClose) c.close_after_write = true;
 }
 
 void ServerWorker::respond(Connection& c, int status, ConnectionMode mode, bool head_only) {
+  observe(c, status);
   append_response(c.out, status, kJson, body_, date_.value(), mode, head_only);
   if (mode == ConnectionMode::kClose) c.close_after_write = true;
 }

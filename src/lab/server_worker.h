@@ -21,6 +21,7 @@
 #include "core/clock.h"
 #include "core/status.h"
 #include "lab/lab_server.h"
+#include "lab/metrics.h"
 #include "lab/response.h"
 #include "lab/shipment_service.h"
 #include "net/event_loop.h"
@@ -45,6 +46,7 @@ struct ServerShared {
   core::TimePoint started;
   std::atomic<bool> stop{false};
   std::unique_ptr<WorkerCounters[]> counters;  // one per worker, indexed like the workers
+  std::unique_ptr<WorkerMetrics[]> metrics;    // /metrics' figures, one per worker likewise
   int workers = 0;
   ShipmentService* service = nullptr;  // owned by LabServer; null without --state
 };
@@ -95,6 +97,10 @@ class ServerWorker {
                       ConnectionMode mode);
   // The replies the store threads sent since the last call, each to its waiting connection.
   void take_replies();
+  // Counts the request `c` is answering (once: its route, `status`, time since its parse).
+  void observe(Connection& c, int status);
+  // GET /metrics: the request figures of every worker, then the service's.
+  void respond_metrics(Connection& c, ConnectionMode mode, bool head_only);
   void finish_pending(Connection& c);
   void respond_fixed(Connection& c, const FixedResponse& r, ConnectionMode mode, bool head_only);
   void respond(Connection& c, int status, ConnectionMode mode, bool head_only);
@@ -120,6 +126,7 @@ class ServerWorker {
 
   const ServerShared& shared_;
   WorkerCounters& counters_;
+  WorkerMetrics& metrics_;
   net::EventLoop loop_;
   ReplyQueue replies_;                   // from the shipment service's store threads
   std::vector<StoreReply> reply_batch_;  // scratch for take_replies()

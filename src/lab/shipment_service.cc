@@ -169,7 +169,10 @@ void ShipmentService::read_loop(store::Store& store) {
       reads_.pop_front();
     }
     store_reads_.fetch_add(1, std::memory_order_relaxed);
+    const core::TimePoint asked = core::Clock::now();
     auto state = store.latest_state(job.tracking_no);
+    read_ns_.observe(kLatencyBucketsS, 1e9,
+                     static_cast<uint64_t>(core::elapsed_ns(asked, core::Clock::now())));
     StoreReply reply{job.tag, 200, {}};
     if (!state) {
       store_errors_.fetch_add(1, std::memory_order_relaxed);
@@ -210,8 +213,12 @@ void ShipmentService::write_loop(store::Store& store) {
     }
     events.clear();
     for (const WriteJob& job : batch) events.push_back(job.event);
+    const core::TimePoint asked = core::Clock::now();
     const Status committed = store.append_events(events, found);
+    commit_ns_.observe(kLatencyBucketsS, 1e9,
+                       static_cast<uint64_t>(core::elapsed_ns(asked, core::Clock::now())));
     if (committed) {
+      batch_sizes_.observe(kBatchBounds, 1, batch.size());
       commits_.fetch_add(1, std::memory_order_relaxed);
       events_committed_.fetch_add(batch.size(), std::memory_order_relaxed);
     } else {
@@ -262,9 +269,12 @@ void ShipmentService::bill(ReplyQueue& replies, net::EventTag tag, std::string d
   billing_running_ = true;
   billing_thread_ = std::thread([this, &replies, tag, date = std::move(date), method] {
     StoreReply reply{tag, 200, {}};
+    const core::TimePoint asked = core::Clock::now();
     auto store = store::open_store(options_.database);
     Result<store::BillingRun> run =
         store ? (*store)->run_billing(date, method) : Result<store::BillingRun>(store.status());
+    billing_ns_.observe(kLatencyBucketsS, 1e9,
+                        static_cast<uint64_t>(core::elapsed_ns(asked, core::Clock::now())));
     if (run) {
       append_billing_json(reply.body, *run);
     } else {
@@ -279,6 +289,41 @@ void ShipmentService::bill(ReplyQueue& replies, net::EventTag tag, std::string d
     }
     replies.push(std::move(reply));
   });
+}
+
+void ShipmentService::append_metrics(std::string& out) const {
+  auto counter = [&](std::string_view name, std::string_view help, uint64_t value) {
+    fmt::format_to(std::back_inserter(out), "# HELP {} {}\n# TYPE {} counter\n{} {}\n", name, help,
+                   name, name, value);
+  };
+  counter("knee_lab_cache_hits_total", "Tracking reads answered from the in-process cache.",
+          cache_.hits());
+  counter("knee_lab_cache_misses_total", "Tracking reads the cache could not answer.",
+          cache_.misses());
+  fmt::format_to(std::back_inserter(out),
+                 "# HELP knee_lab_cache_entries Entries the cache holds.\n# TYPE "
+                 "knee_lab_cache_entries gauge\nknee_lab_cache_entries {}\n",
+                 cache_.size());
+  counter("knee_lab_store_reads_total", "Tracking reads that went to the store.",
+          store_reads_.load(std::memory_order_relaxed));
+  counter("knee_lab_store_commits_total", "Transactions of events committed.",
+          commits_.load(std::memory_order_relaxed));
+  counter("knee_lab_store_events_committed_total", "Events made durable.",
+          events_committed_.load(std::memory_order_relaxed));
+  counter("knee_lab_store_errors_total", "Store calls that failed (answered 503).",
+          store_errors_.load(std::memory_order_relaxed));
+  out.append(
+      "# HELP knee_lab_commit_batch_size Events per commit (group commit).\n"
+      "# TYPE knee_lab_commit_batch_size histogram\n");
+  append_histogram(out, "knee_lab_commit_batch_size", "", kBatchBounds, 1, batch_sizes_);
+  out.append(
+      "# HELP knee_lab_store_duration_seconds Time of one store call: a read, a commit, a "
+      "billing run.\n# TYPE knee_lab_store_duration_seconds histogram\n");
+  for (auto [op, h] : {std::pair{"read", &read_ns_}, std::pair{"commit", &commit_ns_},
+                       std::pair{"billing", &billing_ns_}}) {
+    append_histogram(out, "knee_lab_store_duration_seconds", fmt::format("op=\"{}\"", op),
+                     kLatencyBucketsS, 1e9, *h);
+  }
 }
 
 void ShipmentService::append_health(std::string& out) const {

@@ -17,6 +17,7 @@
 // called from any thread.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
@@ -31,6 +32,7 @@
 
 #include "core/clock.h"
 #include "core/status.h"
+#include "lab/metrics.h"
 #include "lab/ttl_cache.h"
 #include "net/event_loop.h"
 #include "store/store.h"
@@ -96,6 +98,12 @@ class ShipmentService {
   // another run is going, or 503, goes to `replies` with `tag`.
   void bill(ReplyQueue& replies, net::EventTag tag, std::string date, store::BillingMethod method);
 
+  // The service's part of /metrics (lab/metrics.h): knee_lab_cache_{hits,misses}_total,
+  // knee_lab_cache_entries, knee_lab_store_{reads,commits,events_committed,errors}_total,
+  // knee_lab_commit_batch_size (a histogram of events per commit) and
+  // knee_lab_store_duration_seconds{op="read"|"commit"|"billing"}.
+  void append_metrics(std::string& out) const;
+
   // The service's part of /health: ,"store":{...},"cache":{...} (a leading comma, no braces
   // around it), from relaxed counters.
   void append_health(std::string& out) const;
@@ -134,6 +142,12 @@ class ShipmentService {
   std::mutex billing_mutex_;
   std::thread billing_thread_;    // the last run's, joined before the next and at the end
   bool billing_running_ = false;  // under billing_mutex_
+
+  // Events per commit: 1 to 1024 in powers of two.
+  static constexpr std::array<double, 11> kBatchBounds = {1,  2,   4,   8,   16,  32,
+                                                          64, 128, 256, 512, 1024};
+  Histogram<11> batch_sizes_;
+  Histogram<kLatencyBucketsS.size()> read_ns_, commit_ns_, billing_ns_;
 
   std::atomic<uint64_t> store_reads_{0};
   std::atomic<uint64_t> commits_{0};

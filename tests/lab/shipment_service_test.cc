@@ -87,6 +87,27 @@ TEST_F(ShipmentServiceTest, TrackingAnswersTheLatestStateFromTheStoreThenTheCach
   EXPECT_EQ(health["store"]["kind"], "sqlite");
 }
 
+TEST_F(ShipmentServiceTest, MetricsCountCacheStoreAndCommits) {
+  auto server = start();
+  ASSERT_TRUE(server);
+  Client client(server->address());
+  ASSERT_EQ(client.get("/tracking/" + store::tracking_number(1))->status, 200);
+  ASSERT_EQ(client.get("/tracking/" + store::tracking_number(1))->status, 200);
+  ASSERT_EQ(client.post("/events", event_body(2, 5, 1'900'000'000'000))->status, 201);
+  const std::string text = client.get("/metrics")->body;
+  for (const char* line :
+       {"knee_lab_cache_hits_total 1\n", "knee_lab_cache_misses_total 1\n",
+        "knee_lab_store_reads_total 1\n", "knee_lab_store_commits_total 1\n",
+        "knee_lab_store_events_committed_total 1\n", "knee_lab_commit_batch_size_count 1\n",
+        "knee_lab_commit_batch_size_bucket{le=\"1\"} 1\n",
+        "knee_lab_store_duration_seconds_count{op=\"read\"} 1\n",
+        "knee_lab_store_duration_seconds_count{op=\"commit\"} 1\n",
+        "knee_lab_requests_total{route=\"/tracking/{no}\",status=\"200\"} 2\n",
+        "knee_lab_requests_total{route=\"/events\",status=\"201\"} 1\n"}) {
+    EXPECT_NE(text.find(line), std::string::npos) << line << " in\n" << text;
+  }
+}
+
 TEST_F(ShipmentServiceTest, UnknownShipmentIs404AndHeadHasNoBody) {
   auto server = start();
   ASSERT_TRUE(server);

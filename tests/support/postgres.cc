@@ -1,36 +1,20 @@
 #include "support/postgres.h"
 
-#include <arpa/inet.h>
 #include <fcntl.h>
 #include <libpq-fe.h>
-#include <netinet/in.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdlib.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
 
+#include "support/subprocess.h"
+
 namespace knee::testing {
 namespace {
-
-int free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof addr;
-  int port = -1;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
-    port = ntohs(addr.sin_port);
-  }
-  ::close(fd);
-  return port;
-}
 
 // The newest /usr/lib/postgresql/<version>/bin holding initdb.
 std::string find_bin() {
@@ -87,7 +71,7 @@ std::unique_ptr<PostgresServer> PostgresServer::start(std::string& error) {
       return nullptr;
     }
   }
-  pg->port_ = free_port();
+  pg->port_ = free_loopback_port();
   std::string out;
   if (!pg->run_as_owner(pg->bin_ + "/initdb -D " + pg->dir_ + "/data -A trust -U knee -E UTF8 " +
                             "--no-sync --no-instructions",

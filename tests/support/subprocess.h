@@ -39,4 +39,8 @@ class BackgroundProcess {
 // The port in a "listening on HOST:PORT" line, or -1.
 int port_of_listening_line(const std::string& line);
 
+// A TCP port on 127.0.0.1 that was free a moment ago (bound to port 0 and closed), for a server
+// that cannot pick its own and print it; -1 on failure.
+int free_loopback_port();
+
 }  // namespace knee::testing
