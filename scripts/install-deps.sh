@@ -21,6 +21,8 @@ packages=(
   libsqlite3-dev                     # embedded SQLite: the ladder's rungs (probes/), the service's store (store/)
   libpq-dev                          # libpq: the service's PostgreSQL store (store/pg_store.cc)
   postgresql                         # initdb/pg_ctl: tests start a PostgreSQL of their own
+  libhiredis-dev                     # hiredis: the service's optional Redis cache (lab/)
+  redis-server                       # tests start a redis-server of their own for --cache redis
   prometheus                         # tests/e2e: scrapes knee serve's /metrics; promtool checks it
   curl                               # tests/e2e: a peer client for knee serve over h1, TLS, h2c, h2
 )

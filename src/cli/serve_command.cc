@@ -5,6 +5,7 @@
 // and its SHA-256 fingerprint.
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <tuple>
@@ -54,6 +55,9 @@ class ServeCommand final : public Subcommand {
                    "With --state: store threads for reads, each with its own connection")
         ->capture_default_str()
         ->check(CLI::Range(1, 64));
+    app.add_option("--cache", service_.cache_url,
+                   "With --state/--db: cache tracking reads in Redis at redis://HOST:PORT[/DB] "
+                   "instead of in process (write-through on events; a Redis away costs misses)");
     app.add_option("--cache-entries", cache_entries_,
                    "With --state: tracking reads cached in process (LRU), 0 for none; k/M allowed")
         ->capture_default_str();
@@ -120,7 +124,11 @@ class ServeCommand final : public Subcommand {
       std::fflush(stdout);
     });
     if (!clean) {
-      fmt::print(stderr, "knee serve: {}\n", clean.status().message());
+      const core::Status& st = clean.status();
+      std::string flag = st.field();  // "commit_batch" -> "--commit-batch: "
+      std::replace(flag.begin(), flag.end(), '_', '-');
+      fmt::print(stderr, "knee serve: {}{}\n", flag.empty() ? "" : "--" + flag + ": ",
+                 st.message());
       return clean.status().code() == core::Status::Code::kInvalidArgument ? kExitBadInput
                                                                            : kExitRunFailed;
     }
@@ -135,8 +143,8 @@ class ServeCommand final : public Subcommand {
  private:
   // The shipment service's options into `options.service`, when --state is given.
   int service_options(lab::ServerOptions& options) {
-    const char* service_flags[] = {"--store-threads", "--cache-entries", "--cache-ttl",
-                                   "--commit-batch", "--commit-delay"};
+    const char* service_flags[] = {"--store-threads", "--cache",        "--cache-entries",
+                                   "--cache-ttl",     "--commit-batch", "--commit-delay"};
     if (state_.empty() && db_.empty()) {
       for (const char* flag : service_flags) {
         if (app_->count(flag) > 0) {

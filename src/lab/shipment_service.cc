@@ -104,18 +104,32 @@ Result<std::unique_ptr<ShipmentService>> ShipmentService::start(const ServiceOpt
   if (options.commit_delay < core::Nanos(0) || options.commit_delay > std::chrono::seconds(1)) {
     return Status::invalid_field("commit_delay", "give a wait from 0 to 1s, e.g. 200us");
   }
+  std::optional<RedisAddress> redis;
+  if (!options.cache_url.empty()) {
+    auto address = parse_redis_url(options.cache_url);
+    if (!address) return address.status().with_field("cache");
+    redis = *address;
+  }
   auto service = std::unique_ptr<ShipmentService>(new ShipmentService(options));
   for (int i = 0; i <= options.readers; ++i) {
     auto store = store::open_store(options.database);
     if (!store) return store.status();
     service->kind_ = std::string((*store)->kind());
     service->stores_.push_back(std::move(store).value());
+    if (redis) {
+      auto cache = RedisCache::connect(*redis, options.cache_ttl);
+      if (!cache) return cache.status();
+      service->redis_.push_back(std::move(cache).value());
+    }
   }
-  for (int i = 0; i < options.readers; ++i) {
+  auto redis_of = [&](size_t i) { return redis ? service->redis_[i].get() : nullptr; };
+  for (size_t i = 0; i < static_cast<size_t>(options.readers); ++i) {
     service->threads_.emplace_back(
-        [s = service.get(), i] { s->read_loop(*s->stores_[static_cast<size_t>(i)]); });
+        [s = service.get(), i, r = redis_of(i)] { s->read_loop(*s->stores_[i], r); });
   }
-  service->threads_.emplace_back([s = service.get()] { s->write_loop(*s->stores_.back()); });
+  service->threads_.emplace_back([s = service.get(), r = redis_of(service->stores_.size() - 1)] {
+    s->write_loop(*s->stores_.back(), r);
+  });
   return service;
 }
 
@@ -136,6 +150,7 @@ ShipmentService::~ShipmentService() {
 }
 
 bool ShipmentService::read_cached(std::string_view tracking_no, std::string& body) {
+  if (!redis_.empty()) return false;  // Redis is asked on the store thread: its calls block
   std::optional<store::TrackingState> hit = cache_.get(tracking_no, core::Clock::now());
   if (!hit) return false;
   append_tracking_json(body, *hit);
@@ -158,7 +173,15 @@ void ShipmentService::write(ReplyQueue& replies, net::EventTag tag, store::Event
   write_ready_.notify_one();
 }
 
-void ShipmentService::read_loop(store::Store& store) {
+uint64_t ShipmentService::cache_hits() const {
+  return redis_.empty() ? cache_.hits() : redis_hits_.load(std::memory_order_relaxed);
+}
+
+uint64_t ShipmentService::cache_misses() const {
+  return redis_.empty() ? cache_.misses() : redis_misses_.load(std::memory_order_relaxed);
+}
+
+void ShipmentService::read_loop(store::Store& store, RedisCache* redis) {
   while (true) {
     ReadJob job;
     {
@@ -167,6 +190,14 @@ void ShipmentService::read_loop(store::Store& store) {
       if (reads_.empty()) return;  // stopping, and every queued read answered
       job = std::move(reads_.front());
       reads_.pop_front();
+    }
+    if (redis != nullptr) {
+      if (std::optional<std::string> hit = redis->get(job.tracking_no)) {
+        redis_hits_.fetch_add(1, std::memory_order_relaxed);
+        job.replies->push(StoreReply{job.tag, 200, std::move(*hit)});
+        continue;
+      }
+      redis_misses_.fetch_add(1, std::memory_order_relaxed);
     }
     store_reads_.fetch_add(1, std::memory_order_relaxed);
     const core::TimePoint asked = core::Clock::now();
@@ -183,6 +214,8 @@ void ShipmentService::read_loop(store::Store& store) {
       reply.body = error_body("no shipment " + job.tracking_no);
     } else {
       append_tracking_json(reply.body, **state);
+      // NX: a write-through of an event committed meanwhile is not undone.
+      if (redis != nullptr) redis->put(job.tracking_no, reply.body, /*only_if_absent=*/true);
       const int64_t at_ms = (*state)->at_ms;  // an event committed meanwhile is not undone
       cache_.put_if(job.tracking_no, std::move(**state), core::Clock::now(),
                     [&](const store::TrackingState& cached) { return cached.at_ms <= at_ms; });
@@ -191,7 +224,7 @@ void ShipmentService::read_loop(store::Store& store) {
   }
 }
 
-void ShipmentService::write_loop(store::Store& store) {
+void ShipmentService::write_loop(store::Store& store, RedisCache* redis) {
   std::vector<WriteJob> batch;
   std::vector<store::Event> events;
   std::vector<bool> found;
@@ -237,6 +270,7 @@ void ShipmentService::write_loop(store::Store& store) {
       } else {
         const store::TrackingState state{e.tracking_no, e.state, e.zone, e.step, e.at_ms};
         append_tracking_json(reply.body, state);
+        if (redis != nullptr) redis->put(e.tracking_no, reply.body, /*only_if_absent=*/false);
         // Write-through, unless the cache holds a newer event of the shipment.
         cache_.put_if(e.tracking_no, state, now,
                       [&](const store::TrackingState& cached) { return cached.at_ms <= e.at_ms; });
@@ -296,10 +330,10 @@ void ShipmentService::append_metrics(std::string& out) const {
     fmt::format_to(std::back_inserter(out), "# HELP {} {}\n# TYPE {} counter\n{} {}\n", name, help,
                    name, name, value);
   };
-  counter("knee_lab_cache_hits_total", "Tracking reads answered from the in-process cache.",
-          cache_.hits());
+  counter("knee_lab_cache_hits_total",
+          "Tracking reads answered from the cache (in process or Redis).", cache_hits());
   counter("knee_lab_cache_misses_total", "Tracking reads the cache could not answer.",
-          cache_.misses());
+          cache_misses());
   fmt::format_to(std::back_inserter(out),
                  "# HELP knee_lab_cache_entries Entries the cache holds.\n# TYPE "
                  "knee_lab_cache_entries gauge\nknee_lab_cache_entries {}\n",
@@ -327,16 +361,17 @@ void ShipmentService::append_metrics(std::string& out) const {
 }
 
 void ShipmentService::append_health(std::string& out) const {
-  const uint64_t hits = cache_.hits(), misses = cache_.misses();
+  const uint64_t hits = cache_hits(), misses = cache_misses();
   const uint64_t commits = commits_.load(std::memory_order_relaxed);
   const uint64_t events = events_committed_.load(std::memory_order_relaxed);
   fmt::format_to(
       std::back_inserter(out),
       R"(,"store":{{"kind":"{}","reads":{},"commits":{},"eventsCommitted":{},"meanBatch":{:.2f},)"
-      R"("errors":{}}},"cache":{{"entries":{},"hits":{},"misses":{},"hitRatio":{:.4f}}})",
+      R"("errors":{}}},"cache":{{"kind":"{}","entries":{},"hits":{},"misses":{},"hitRatio":{:.4f}}})",
       kind_, store_reads_.load(std::memory_order_relaxed), commits, events,
       commits > 0 ? static_cast<double>(events) / static_cast<double>(commits) : 0.0,
-      store_errors_.load(std::memory_order_relaxed), cache_.size(), hits, misses,
+      store_errors_.load(std::memory_order_relaxed), redis_.empty() ? "process" : "redis",
+      redis_.empty() ? cache_.size() : 0, hits, misses,
       hits + misses > 0 ? static_cast<double>(hits) / static_cast<double>(hits + misses) : 0.0);
 }
 

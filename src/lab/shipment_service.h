@@ -4,8 +4,9 @@
 // The event loops never block on the store: a request that needs it is handed to the service's
 // store threads (a pool of readers, each with its own connection, and one writer that commits
 // events in groups), and the answer comes back through the loop's ReplyQueue, which wakes it.
-// Reads go through a TtlLruCache first; a committed event updates the cache (write-through), so
-// a read after a 201 sees the event.
+// Reads go through a cache first: a TtlLruCache in process (checked on the loop thread), or Redis
+// (checked on the store thread, lab/redis_cache.h); a committed event updates it (write-through),
+// so a read after a 201 sees the event.
 //
 // Group commit (seed 001's trade): the writer takes up to `commit_batch` queued events into one
 // transaction, one fsync for all of them. With `commit_delay` 0 it commits what is queued at once;
@@ -33,6 +34,7 @@
 #include "core/clock.h"
 #include "core/status.h"
 #include "lab/metrics.h"
+#include "lab/redis_cache.h"
 #include "lab/ttl_cache.h"
 #include "net/event_loop.h"
 #include "store/store.h"
@@ -66,7 +68,9 @@ class ReplyQueue {
 struct ServiceOptions {
   std::string database;  // the store: an SQLite file or a postgresql:// URL (store::open_store)
   int readers = 4;       // store threads for reads, 1..64
-  // Read cache: entries (0: none) and how long an entry stays fresh.
+  // Read cache: in process (empty), or Redis at a redis://HOST:PORT[/DB] URL (lab/redis_cache.h).
+  std::string cache_url;
+  // The in-process cache's entries (0: none), and how long an entry stays fresh (both caches).
   size_t cache_entries = 100'000;
   core::Nanos cache_ttl = std::chrono::seconds(5);
   int commit_batch = 1;         // events per commit at most, 1..10000
@@ -122,13 +126,16 @@ class ShipmentService {
   };
 
   explicit ShipmentService(const ServiceOptions& options);
-  void read_loop(store::Store& store);
-  void write_loop(store::Store& store);
+  void read_loop(store::Store& store, RedisCache* redis);
+  void write_loop(store::Store& store, RedisCache* redis);
+  uint64_t cache_hits() const;
+  uint64_t cache_misses() const;
 
   ServiceOptions options_;
   std::string kind_;
   TtlLruCache<store::TrackingState> cache_;
   std::vector<std::unique_ptr<store::Store>> stores_;  // readers, then the writer
+  std::vector<std::unique_ptr<RedisCache>> redis_;     // likewise, with --cache redis://
   std::vector<std::thread> threads_;
 
   std::mutex read_mutex_;
@@ -149,6 +156,8 @@ class ShipmentService {
   Histogram<11> batch_sizes_;
   Histogram<kLatencyBucketsS.size()> read_ns_, commit_ns_, billing_ns_;
 
+  std::atomic<uint64_t> redis_hits_{0};
+  std::atomic<uint64_t> redis_misses_{0};
   std::atomic<uint64_t> store_reads_{0};
   std::atomic<uint64_t> commits_{0};
   std::atomic<uint64_t> events_committed_{0};

@@ -12,6 +12,7 @@
 #include "store/data.h"
 #include "support/blocking_client.h"
 #include "support/postgres.h"
+#include "support/redis_server.h"
 #include "support/temp_dir.h"
 
 namespace knee::lab {
@@ -403,6 +404,82 @@ TEST_F(ShipmentServiceTest, BadBillingRequestsSayWhatIsWrong) {
   auto get = client.get("/billing/run?date=2026-01-30");
   ASSERT_TRUE(get);
   EXPECT_EQ(get->status, 405);
+}
+
+}  // namespace
+}  // namespace knee::lab
+
+namespace knee::lab {
+namespace {
+
+TEST(RedisUrl, ReadsHostPortAndDatabase) {
+  auto a = parse_redis_url("redis://127.0.0.1:6390/2");
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->host, "127.0.0.1");
+  EXPECT_EQ(a->port, 6390);
+  EXPECT_EQ(a->database, 2);
+  auto d = parse_redis_url("redis://cache");
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->port, 6379);
+  EXPECT_EQ(d->database, 0);
+  for (const char* bad :
+       {"http://x", "redis://", "redis://h:0", "redis://h:x", "redis://h/x", "redis://u:p@h"}) {
+    EXPECT_FALSE(parse_redis_url(bad)) << bad;
+  }
+}
+
+// The read cache in Redis: a miss goes to the store and fills Redis, a hit comes back from it,
+// an event writes through, and a Redis that goes away costs misses, not errors.
+TEST_F(ShipmentServiceTest, RedisCachesReadsAndTakesWritesThrough) {
+  std::string error;
+  auto redis = knee::testing::RedisServer::start(error);
+  ASSERT_TRUE(redis) << error;
+  auto server = start(with([&](ServiceOptions& o) { o.cache_url = redis->url(); }));
+  ASSERT_TRUE(server);
+  Client client(server->address());
+  const std::string no = store::tracking_number(11);
+  auto first = client.get("/tracking/" + no);
+  auto second = client.get("/tracking/" + no);
+  ASSERT_TRUE(first && second);
+  EXPECT_EQ(first->status, 200);
+  EXPECT_EQ(second->body, first->body);
+  nlohmann::json health = json_of(client.get("/health"));
+  EXPECT_EQ(health["cache"]["kind"], "redis");
+  EXPECT_EQ(health["cache"]["hits"], 1);
+  EXPECT_EQ(health["cache"]["misses"], 1);
+  EXPECT_EQ(health["store"]["reads"], 1) << "the hit did not reach the store";
+
+  ASSERT_EQ(client.post("/events", event_body(11, 8, 1'950'000'000'000))->status, 201);
+  const nlohmann::json after = json_of(client.get("/tracking/" + no));
+  EXPECT_EQ(after["step"], 8) << "written through";
+  health = json_of(client.get("/health"));
+  EXPECT_EQ(health["cache"]["hits"], 2);
+  EXPECT_EQ(health["store"]["reads"], 1);
+
+  redis->stop();
+  auto away = client.get("/tracking/" + store::tracking_number(12));
+  ASSERT_TRUE(away);
+  EXPECT_EQ(away->status, 200) << "answered from the store";
+  health = json_of(client.get("/health"));
+  EXPECT_EQ(health["store"]["reads"], 2);
+  EXPECT_EQ(health["store"]["errors"], 0);
+}
+
+TEST_F(ShipmentServiceTest, ARedisThatIsNotThereFailsTheStart) {
+  ServerOptions options;
+  options.port = 0;
+  options.service = ServiceOptions{};
+  options.service->database = db_;
+  options.service->cache_url = "redis://127.0.0.1:1";
+  auto server = LabServer::start(options);
+  ASSERT_FALSE(server);
+  EXPECT_EQ(server.status().code(), core::Status::Code::kUnavailable);
+  EXPECT_NE(server.status().message().find("redis 127.0.0.1:1:"), std::string::npos)
+      << server.status().message();
+  options.service->cache_url = "memcached://x";
+  auto bad = LabServer::start(options);
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.status().field(), "cache");
 }
 
 }  // namespace
