@@ -15,11 +15,15 @@
 # Each figure is the median of REPEATS runs after a discarded warm-up; the saturated resource is
 # printed with the load figures (knee's own verdict).
 #
-# usage: bench/service.sh [KNEE_BINARY] [BASE_RECORDS] [REPEATS] [SECONDS]
+# usage: bench/service.sh [KNEE_BINARY] [BASE_RECORDS] [REPEATS] [SECONDS] [BILLING_BASE]
+# BILLING_BASE (default BASE / 4) is 1x of the billing scales: on PostgreSQL the row-at-a-time job
+# slows down as it grows (it halved with every doubling here), so 8x of 100,000 would take an hour.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 KNEE=${1:-$here/../build/release/knee}
-BASE=${2:-100000}; REPEATS=${3:-3}; SECS=${4:-4}
+BASE=${2:-100000}; REPEATS=${3:-3}; SECS=${4:-4}; BILL=${5:-$((BASE / 4))}
+SECTIONS=${SECTIONS:-1234}  # e.g. SECTIONS=4 for the billing figures alone
+want() { [[ "$SECTIONS" == *"$1"* ]]; }
 for tool in taskset jq curl; do
   command -v "$tool" >/dev/null || { echo "missing $tool (make deps)" >&2; exit 2; }
 done
@@ -47,9 +51,9 @@ median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END{print (NR%2)? a[(N
 rows_per_s() { sed -n 's/.*(\([0-9]*\) rows\/s)$/\1/p'; }
 
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "== 1. bulk load (knee lab data --records $((BASE * 10)))"
+want 1 && echo "== 1. bulk load (knee lab data --records $((BASE * 10)))"
 sq=(); pg=(); pb=()
-for i in $(seq "$REPEATS"); do
+want 1 && for i in $(seq "$REPEATS"); do
   sq+=("$(taskset -c 0 "$KNEE" lab data --state "$tmp/load$i" --records $((BASE * 10)) | rows_per_s)")
   createdb_ "load$i"
   pg+=("$(taskset -c 1 "$KNEE" lab data --db "$(pg_url "load$i")" --records $((BASE * 10)) | rows_per_s)")
@@ -62,14 +66,17 @@ for i in $(seq "$REPEATS"); do
   rm -rf "$tmp/load$i"
   printf 'repeat %d: SQLite %s rows/s   PostgreSQL %s rows/s   pgbench -i %s rows/s\n' "$i" "${sq[-1]}" "${pg[-1]}" "${pb[-1]}"
 done
-printf 'median: SQLite %.0f rows/s (goal >= 500000); PostgreSQL %.0f rows/s, pgbench -i %.0f rows/s, knee/pgbench %.2f\n' \
+want 1 && printf 'median: SQLite %.0f rows/s (goal >= 500000); PostgreSQL %.0f rows/s, pgbench -i %.0f rows/s, knee/pgbench %.2f\n' \
   "$(median "${sq[@]}")" "$(median "${pg[@]}")" "$(median "${pb[@]}")" \
   "$(awk -v a="$(median "${pg[@]}")" -v b="$(median "${pb[@]}")" 'BEGIN{print a/b}')"
 
-# The data sets the rest uses: BASE x 1, 2, 4, 8, in SQLite and PostgreSQL.
+# The data sets the rest uses: BASE records for writes and reads (x1), BILL x 1, 2, 4, 8 for
+# billing (b1..b8), in SQLite and PostgreSQL.
+"$KNEE" lab data --state "$tmp/x1" --records "$BASE" >/dev/null
+createdb_ x1; "$KNEE" lab data --db "$(pg_url x1)" --records "$BASE" >/dev/null
 for s in 1 2 4 8; do
-  "$KNEE" lab data --state "$tmp/x$s" --records $((BASE * s)) >/dev/null
-  createdb_ "x$s"; "$KNEE" lab data --db "$(pg_url "x$s")" --records $((BASE * s)) >/dev/null
+  "$KNEE" lab data --state "$tmp/b$s" --records $((BILL * s)) >/dev/null
+  createdb_ "b$s"; "$KNEE" lab data --db "$(pg_url "b$s")" --records $((BILL * s)) >/dev/null
 done
 
 start_server() {  # knee serve on CPU 0 with the given flags; sets $port
@@ -81,8 +88,8 @@ stop_server() { kill "$server_pid"; wait "$server_pid" 2>/dev/null || true; serv
 run_json() { taskset -c 1 "$KNEE" run "$@" ${server_pid:+--server-pid "$server_pid"} --json - 2>/dev/null; }
 event='{"no":"KN0000000042","state":"delivered","zone":"35","step":5}'
 
-echo "== 2. event writes (POST /events, 64 connections, closed loop, ${SECS}s each)"
-for store in sqlite postgresql; do
+want 2 && echo "== 2. event writes (POST /events, 64 connections, closed loop, ${SECS}s each)"
+want 2 && for store in sqlite postgresql; do
   flags=(--state "$tmp/x1"); [ "$store" = postgresql ] && flags=(--db "$(pg_url x1)")
   for batch in 1 8 64; do
     start_server "${flags[@]}" --commit-batch "$batch"
@@ -100,8 +107,8 @@ for store in sqlite postgresql; do
     stop_server
   done
 done
-echo "== 2b. event latency at a fixed rate (open loop 1000 events/s, --commit-delay 2ms)"
-for store in sqlite postgresql; do
+want 2 && echo "== 2b. event latency at a fixed rate (open loop 1000 events/s, --commit-delay 2ms)"
+want 2 && for store in sqlite postgresql; do
   flags=(--state "$tmp/x1"); [ "$store" = postgresql ] && flags=(--db "$(pg_url x1)")
   for batch in 1 8 64; do
     start_server "${flags[@]}" --commit-batch "$batch" --commit-delay 2ms
@@ -116,8 +123,8 @@ for store in sqlite postgresql; do
   done
 done
 
-echo "== 3. tracking reads (64 connections, closed loop): cached vs /fast on the same server"
-for store in sqlite postgresql; do
+want 3 && echo "== 3. tracking reads (64 connections, closed loop): cached vs /fast on the same server"
+want 3 && for store in sqlite postgresql; do
   flags=(--state "$tmp/x1"); [ "$store" = postgresql ] && flags=(--db "$(pg_url x1)")
   for cache in 100k 0; do
     start_server "${flags[@]}" --cache-entries "$cache"
@@ -134,24 +141,25 @@ for store in sqlite postgresql; do
   done
 done
 
-echo "== 4. billing (records/s; the seed's 12M at that rate against the 4 h window)"
-for store in sqlite postgresql; do
+want 4 && echo "== 4. billing (records/s; the seed's 12M at that rate against the 4 h window)"
+want 4 && for store in sqlite postgresql; do
   for s in 1 2 4 8; do
-    flags=(--state "$tmp/x$s"); [ "$store" = postgresql ] && flags=(--db "$(pg_url "x$s")")
+    flags=(--state "$tmp/b$s"); [ "$store" = postgresql ] && flags=(--db "$(pg_url "b$s")")
     for method in row set; do
       r=()
       for i in $(seq "$REPEATS"); do
         r+=("$(taskset -c 0 "$KNEE" lab billing "${flags[@]}" --method "$method" | awk -v m="$method" '$1==m {print $7}')")
       done
       rate=$(median "${r[@]}")
-      printf '%-10s %dx (%7d records) %s: %9.0f records/s   12M in %6.2f h: %s\n' "$store" "$s" $((BASE * s)) "$method" "$rate" \
+      printf '%-10s %dx (%7d records) %s: %9.0f records/s   12M in %6.2f h: %s\n' "$store" "$s" $((BILL * s)) "$method" "$rate" \
         "$(awk -v r="$rate" 'BEGIN{print 12e6/r/3600}')" "$(awk -v r="$rate" 'BEGIN{print (12e6/r/3600 <= 4) ? "fits" : "misses"}')"
     done
   done
 done
 
-echo "== 4b. the batch's cost to the users: tracking p99 (cache off, 16 connections) with and without a row-at-a-time billing run (PostgreSQL, 8x)"
-start_server --db "$(pg_url x8)" --cache-entries 0
+if want 4; then
+echo "== 4b. the batch's cost to the users: tracking p99 (cache off, 16 connections) with and without a row-at-a-time billing run (PostgreSQL, 2x)"
+start_server --db "$(pg_url b2)" --cache-entries 0
 t=http://127.0.0.1:$port/tracking/KN0000000042
 quiet=(); busy=()
 for i in $(seq "$REPEATS"); do
@@ -165,4 +173,5 @@ done
 printf 'tracking p99: %.3f ms alone, %.3f ms during billing (%.1fx)\n' "$(median "${quiet[@]}")" "$(median "${busy[@]}")" \
   "$(awk -v a="$(median "${quiet[@]}")" -v b="$(median "${busy[@]}")" 'BEGIN{print b/a}')"
 stop_server
+fi
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

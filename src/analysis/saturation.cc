@@ -143,19 +143,25 @@ Finding check_cpu(const core::ResourceUse& use, const SaturationThresholds& t) {
   }
   const core::ProcessUse& s = *use.server;
   const int threads = s.threads;
+  // The CPUs it may run on: the host's, or fewer when its affinity says so (taskset -c 0: one).
+  // Regression: a server of 6 threads pinned to one CPU at 99% was "none" (limit 2 cores).
+  const int cpus = s.cpus_allowed > 0 && (known_cpus == 0 || s.cpus_allowed < known_cpus)
+                       ? s.cpus_allowed
+                       : known_cpus;
   int usable = 1;
-  if (threads > 0 && known_cpus > 0) {
-    usable = std::min(threads, known_cpus);
-  } else if (threads > 0 || known_cpus > 0) {
-    usable = std::max(threads, known_cpus);
+  if (threads > 0 && cpus > 0) {
+    usable = std::min(threads, cpus);
+  } else if (threads > 0 || cpus > 0) {
+    usable = std::max(threads, cpus);
   }
   const std::string process = fmt::format("server process at {:.0f}% of one core", s.cpu_pct);
   const double limit = t.server_cpu_pct_per_core * usable;
   const bool process_hot = s.cpu_pct >= limit;
   if (process_hot) {
-    f.crossings.push_back(fmt::format(
-        "cpu: {} (>= {:.0f}% x {} = min({} threads, {} CPUs))", process, t.server_cpu_pct_per_core,
-        usable, threads > 0 ? std::to_string(threads) : std::string("?"), known_cpus));
+    f.crossings.push_back(fmt::format("cpu: {} (>= {:.0f}% x {} = min({} threads, {} CPUs{}))",
+                                      process, t.server_cpu_pct_per_core, usable,
+                                      threads > 0 ? std::to_string(threads) : std::string("?"),
+                                      cpus, cpus < known_cpus ? " its affinity allows" : ""));
   }
   bool thread_hot = false;
   std::string thread;

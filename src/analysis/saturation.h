@@ -28,7 +28,8 @@
 //                   phase. It comes early because it invalidates the rest: the level measured
 //                   knee.
 //   3. cpu          the server process used >= server_cpu_pct_per_core (90 %) of one core times
-//                   min(its threads, the CPUs), or its busiest thread >= that of one core (an
+//                   min(its threads, the CPUs it may run on: the host's, or fewer when its
+//                   affinity allows fewer), or its busiest thread >= that of one core (an
 //                   event loop at 100 % is saturated while other cores idle).
 //   4. disk         a disk's %util >= disk_util_pct (90 %), or its aqu-sz >= disk_queue_size (1)
 //                   while its await grew by >= disk_await_growth (1.5x) since the previous level;

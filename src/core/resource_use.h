@@ -51,7 +51,10 @@ struct ProcessUse {
   // of one core, 0..100, taken per interval (the busiest thread of each) and then averaged: an
   // event loop at 100 % is saturated even when other cores idle.
   double busiest_thread_cpu_pct = kUnknown;
-  int threads = 0;                  // max: most threads seen (status "Threads:"); 0 = unknown
+  int threads = 0;  // max: most threads seen (status "Threads:"); 0 = unknown
+  // CPUs its affinity lets it run on (status "Cpus_allowed_list:", e.g. 1 under taskset -c 0);
+  // max over the intervals; 0 = unknown.
+  int cpus_allowed = 0;
   double rss_bytes = kUnknown;      // resident set size (status "VmRSS:"), bytes
   double rss_max_bytes = kUnknown;  // max: largest resident set seen, bytes
 };

@@ -144,6 +144,42 @@ std::optional<uint64_t> find_key_number(std::string_view text, std::string_view 
   return std::nullopt;
 }
 
+}  // namespace
+
+std::optional<int> cpus_in_list(std::string_view status, std::string_view key) {
+  size_t at = 0;
+  while ((at = status.find(key, at)) != std::string_view::npos) {
+    if ((at == 0 || status[at - 1] == '\n') && status.substr(at + key.size()).starts_with(":")) {
+      break;
+    }
+    at += key.size();
+  }
+  if (at == std::string_view::npos) return std::nullopt;
+  std::string_view list = status.substr(at + key.size() + 1);
+  list = list.substr(0, list.find('\n'));
+  int count = 0;
+  for (std::string_view range : split_words(list)) {
+    // "0-3,8,10-11": comma-separated single CPUs and inclusive ranges.
+    size_t start = 0;
+    while (start <= range.size()) {
+      const size_t comma = range.find(',', start);
+      const std::string_view item = range.substr(
+          start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+      const size_t dash = item.find('-');
+      const std::optional<int> lo = parse_int<int>(item.substr(0, dash));
+      const std::optional<int> hi =
+          dash == std::string_view::npos ? lo : parse_int<int>(item.substr(dash + 1));
+      if (!lo || !hi || *hi < *lo) return std::nullopt;
+      count += *hi - *lo + 1;
+      if (comma == std::string_view::npos) break;
+      start = comma + 1;
+    }
+  }
+  return count > 0 ? std::optional<int>(count) : std::nullopt;
+}
+
+namespace {
+
 void read_process(const FsReader& fs, int pid, UseSnapshot& s) {
   s.server_pid = pid;
   const std::string dir = "/proc/" + std::to_string(pid);
@@ -157,6 +193,7 @@ void read_process(const FsReader& fs, int pid, UseSnapshot& s) {
     if (const std::optional<uint64_t> rss_kb = find_key_number(*status, "VmRSS")) {
       s.server_rss_bytes = *rss_kb * 1024;
     }
+    s.server_cpus_allowed = cpus_in_list(*status, "Cpus_allowed_list");
   }
   const std::vector<std::string> tids = fs.list_dir(dir + "/task");
   if (tids.size() > kMaxServerTasks) return;
@@ -320,6 +357,7 @@ core::ProcessUse process_between(const UseSnapshot& a, const UseSnapshot& b, dou
     p.busiest_thread_cpu_pct = busiest_thread_pct(a, b, wall_s);
   }
   p.threads = b.server_threads.value_or(0);
+  p.cpus_allowed = b.server_cpus_allowed.value_or(0);
   p.rss_bytes = to_double(b.server_rss_bytes);
   p.rss_max_bytes = p.rss_bytes;
   return p;
@@ -453,6 +491,8 @@ Fold& fold_named(std::vector<Fold>& folds, const std::string& name, std::string 
 void keep_gauge_extremes(const core::ResourceUse& replaced, core::ResourceUse& merged) {
   if (replaced.server && merged.server) {
     merged.server->threads = std::max(merged.server->threads, replaced.server->threads);
+    merged.server->cpus_allowed =
+        std::max(merged.server->cpus_allowed, replaced.server->cpus_allowed);
     Extreme rss_max;
     rss_max.add(replaced.server->rss_max_bytes);
     rss_max.add(merged.server->rss_max_bytes);
@@ -587,6 +627,7 @@ void UseFold::add(const core::ResourceUse& u) {
     st.server_cpu_max.add(u.server->cpu_max_pct);
     st.server_thread.add(u.server->busiest_thread_cpu_pct, w);
     st.server.threads = std::max(st.server.threads, u.server->threads);
+    st.server.cpus_allowed = std::max(st.server.cpus_allowed, u.server->cpus_allowed);
     st.server_rss.add(u.server->rss_bytes, w);
     st.server_rss_max.add(u.server->rss_max_bytes);
   }

@@ -117,6 +117,7 @@ struct UseSnapshot {
   std::optional<uint64_t> server_cpu_ticks;  // utime + stime
   std::vector<TaskTicks> server_tasks;       // empty when unreadable or above kMaxServerTasks
   std::optional<int> server_threads;         // status "Threads:"
+  std::optional<int> server_cpus_allowed;    // status "Cpus_allowed_list:", counted
   std::optional<uint64_t> server_rss_bytes;  // status "VmRSS:" * 1024
 
   std::vector<DiskCounters> disks;  // whole devices only, in /proc/diskstats order
@@ -208,5 +209,9 @@ class UseSampler {
   std::optional<core::ResourceUse> last_interval_;  // kept apart: a short final one merges in
   std::thread thread_;
 };
+
+// The number of CPUs in a /proc/PID/status list field such as "Cpus_allowed_list:\t0-3,8"
+// (5); nullopt when `key` is absent or its list malformed.
+std::optional<int> cpus_in_list(std::string_view status, std::string_view key);
 
 }  // namespace knee::probes

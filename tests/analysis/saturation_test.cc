@@ -121,6 +121,27 @@ TEST(NameSaturatedResource, ServerProcessAtOneCoreIsCpu) {
   EXPECT_TRUE(any_contains(v.evidence, "cpu: server process at 99% of one core (>= 90% x 1"));
 }
 
+// Regression: knee serve with the shipment service (a loop thread and five store threads) pinned
+// to CPU 0 at 99 % was "none": the limit was 90 % x min(6 threads, 2 CPUs) = 180 %, although its
+// affinity let it use one CPU only.
+TEST(NameSaturatedResource, AServerPinnedToOneCpuIsCpuBoundAtOneCore) {
+  core::ResourceUse u = quiet_host();
+  u.cpu_busy_pct = {99, 40};
+  u.server->cpu_pct = 99;
+  u.server->busiest_thread_cpu_pct = 60;  // no single thread at a full core
+  u.server->threads = 6;
+  u.server->cpus_allowed = 1;
+  const SaturationVerdict v = name_saturated_resource(u, kQuietClient);
+  EXPECT_EQ(v.resource, "cpu");
+  EXPECT_TRUE(any_contains(
+      v.evidence,
+      "cpu: server process at 99% of one core (>= 90% x 1 = min(6 threads, 1 CPUs its affinity "
+      "allows))"))
+      << v.evidence[0];
+  u.server->cpus_allowed = 2;  // free to use both: 99 % of 200 % is not saturated
+  EXPECT_NE(name_saturated_resource(u, kQuietClient).resource, "cpu");
+}
+
 // Regression (issue 11): any CPU at 90 % used to name "cpu", whoever filled it.
 TEST(NameSaturatedResource, ABusyHostCpuWithoutAServerPidIsNotTheServersCpu) {
   core::ResourceUse u = quiet_host();

@@ -86,6 +86,7 @@ TEST(TakeSnapshot, ReadsPressureProcessTcpAndMemoryCounters) {
   EXPECT_EQ(p.before.server_cpu_ticks, 1200u);  // "(knee (lab) x)": fields after the last ')'
   EXPECT_EQ(p.before.server_threads, 3);
   EXPECT_EQ(p.before.server_rss_bytes, 10240u * 1024);
+  EXPECT_EQ(p.before.server_cpus_allowed, 1) << "Cpus_allowed_list, not the Cpus_allowed mask";
   EXPECT_EQ(p.before.server_tasks.size(), 3u);
   EXPECT_EQ(p.after.server_tasks.size(), 4u);
   EXPECT_EQ(p.before.tcp_retrans_segs, 100u);
@@ -476,6 +477,14 @@ TEST(UseSampler, StopWithoutStartAndRestart) {
     ASSERT_TRUE(u.server.has_value());
     EXPECT_EQ(u.server->threads, 3);
   }
+}
+
+TEST(CpusInList, CountsSingleCpusAndRanges) {
+  EXPECT_EQ(cpus_in_list("Name:\tx\nCpus_allowed_list:\t0-3,8,10-11\n", "Cpus_allowed_list"), 7);
+  EXPECT_EQ(cpus_in_list("Cpus_allowed_list:\t1\n", "Cpus_allowed_list"), 1);
+  EXPECT_EQ(cpus_in_list("Cpus_allowed:\tff\n", "Cpus_allowed_list"), std::nullopt);
+  EXPECT_EQ(cpus_in_list("Cpus_allowed_list:\t3-1\n", "Cpus_allowed_list"), std::nullopt);
+  EXPECT_EQ(cpus_in_list("Cpus_allowed_list:\tx\n", "Cpus_allowed_list"), std::nullopt);
 }
 
 }  // namespace
