@@ -22,7 +22,11 @@
 //                      durable; 400 with the reason for malformed JSON, a missing field or a
 //                      Content-Type other than application/json; 404 for an unknown tracking
 //                      number; 413 for a body over 16 KiB. HTTP/1.1 only (HTTP/2: 501).
-//   Either answers 503 with the store's reason when the store fails. Without the service both
+//   POST /billing/run?date=D&method=row|set  the batch flow on a thread of its own (409 while
+//                      one runs; 400 for a bad date or method).
+//   Each answers 503 with the store's reason when the store fails.
+// /metrics answers Prometheus's text exposition, with or without the service (lab/metrics.h).
+// Without the service both
 //   answer 404 saying how to start it.
 // Protocol errors answer and close: 400 (malformed), 414, 431, 501 (Transfer-Encoding), 505.
 //

@@ -3,9 +3,10 @@
 // in flight, a latency histogram per route, and (lab/shipment_service.h) the shipment service's
 // cache, commits, batch sizes and store latency.
 //
-// Counters are written by one thread each (a worker's own RouteMetrics; a store thread's
-// figures) with relaxed atomics and read by whichever thread renders /metrics, so a scrape sees
-// each value whole but not all of them at one instant, as with any Prometheus client.
+// A worker's request figures (WorkerMetrics) are written by that worker alone; the service's are
+// written by its store threads; all with relaxed atomics, read by whichever thread renders
+// /metrics, so a scrape sees each value whole but not all of them at one instant, as with any
+// Prometheus client.
 #pragma once
 
 #include <fmt/format.h>
@@ -36,7 +37,7 @@ struct Histogram {
   // scale 1e9). Any thread; relaxed.
   void observe(const std::array<double, N>& bounds, double scale, uint64_t value) {
     size_t i = 0;
-    while (i<N&& static_cast<double>(value)> bounds[i] * scale) ++i;
+    while ((i < N) && (static_cast<double>(value) > bounds[i] * scale)) ++i;
     counts[i].fetch_add(1, std::memory_order_relaxed);
     sum.fetch_add(value, std::memory_order_relaxed);
   }
@@ -61,10 +62,6 @@ struct alignas(64) WorkerMetrics {
 
 // The label /metrics gives a route ("/tracking/{no}", "other" for unknown paths).
 std::string_view route_label(Route route);
-
-// Appends `# HELP`/`# TYPE` and the lines of one histogram: name_bucket{labels,le=...}
-// (cumulative), name_sum (in seconds when `scale` is 1e9), name_count. `labels` is either empty
-// or like `route="/fast"`.
 
 // The requests part of /metrics, summed over `workers`: knee_lab_requests_total{route,status},
 // knee_lab_requests_in_flight, knee_lab_request_duration_seconds{route}.

@@ -128,4 +128,11 @@ void RedisCache::put(std::string_view tracking_no, std::string_view body, bool o
   if (r == nullptr || r->type == REDIS_REPLY_ERROR) ++errors_;
 }
 
+void RedisCache::forget(std::string_view tracking_no) {
+  if (!ready()) return;
+  const std::string key = key_of(tracking_no);
+  Reply r(static_cast<redisReply*>(redisCommand(context_, "DEL %b", key.data(), key.size())));
+  if (r == nullptr || r->type == REDIS_REPLY_ERROR) ++errors_;
+}
+
 }  // namespace knee::lab

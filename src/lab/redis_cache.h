@@ -1,8 +1,8 @@
 // The shipment service's read cache in Redis (`knee serve --cache redis://HOST:PORT`), through
 // hiredis, used from the store threads (each with its own connection) since its calls block:
-// GET on a read, SET ... PX ttl NX after a store read (never over a newer value a write put
-// there), SET ... PX ttl after a committed event (write-through). A value is the JSON body
-// /tracking/{no} answers, so a hit is answered as it is. Keys: "knee:tracking:<no>".
+// GET on a read, SET ... PX ttl NX after a store read, DEL after a committed event (the event
+// may be older than the shipment's latest state, which only the store knows). A value is the JSON
+// body /tracking/{no} answers, so a hit is answered as it is. Keys: "knee:tracking:<no>".
 //
 // A Redis that is away costs a miss, never a failed request: the read goes to the store, and
 // the connection is re-established on a later call (at most once per second).
@@ -44,6 +44,8 @@ class RedisCache {
   std::optional<std::string> get(std::string_view tracking_no);
   // SET with the TTL; `only_if_absent` adds NX. Failures are dropped (a cache is optional).
   void put(std::string_view tracking_no, std::string_view body, bool only_if_absent);
+  // DEL: the next read takes the state from the store. Failures are dropped.
+  void forget(std::string_view tracking_no);
 
   uint64_t errors() const { return errors_; }
 

@@ -771,7 +771,8 @@ void ServerWorker::handle_event(Connection& c, const http::RequestHead& head, st
     return;
   }
   if (head.content_length > kMaxEventBody) {
-    respond_fixed(c, body_too_large_, mode, false);
+    // Closed rather than the body read and dropped, which could be any size (RFC 9110 15.5.14).
+    respond_fixed(c, body_too_large_, ConnectionMode::kClose, false);
     return;
   }
   auto bad = [&](std::string_view reason) {
@@ -824,6 +825,10 @@ void ServerWorker::handle_billing(Connection& c, const http::RequestHead& head,
   std::string date, method;
   if (!find_query_param(query, "date", date) || date.empty()) {
     bad("give the bill date: /billing/run?date=YYYY-MM-DD");
+    return;
+  }
+  if (auto window = store::billing_window(date); !window) {
+    bad(window.status().message());
     return;
   }
   if (!find_query_param(query, "method", method) || method.empty()) method = "set";

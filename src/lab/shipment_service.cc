@@ -90,7 +90,9 @@ Result<store::Event> parse_event(std::string_view json) {
 }
 
 ShipmentService::ShipmentService(const ServiceOptions& options)
-    : options_(options), cache_(options.cache_entries, options.cache_ttl) {}
+    // With Redis the in-process cache keeps nothing (its puts return at once).
+    : options_(options),
+      cache_(options.cache_url.empty() ? options.cache_entries : 0, options.cache_ttl) {}
 
 Result<std::unique_ptr<ShipmentService>> ShipmentService::start(const ServiceOptions& options) {
   if (options.readers < 1 || options.readers > 64) {
@@ -138,6 +140,9 @@ ShipmentService::~ShipmentService() {
   {
     std::lock_guard lock(billing_mutex_);
     billing = std::move(billing_thread_);
+    // A billing run may last hours: a stopping server interrupts it (its charges stay as they
+    // were) instead of waiting. Regression: SIGTERM waited for the job to end.
+    if (billing_store_ != nullptr) billing_store_->interrupt();
   }
   if (billing.joinable()) billing.join();  // it takes billing_mutex_ as it ends
   {
@@ -270,10 +275,16 @@ void ShipmentService::write_loop(store::Store& store, RedisCache* redis) {
       } else {
         const store::TrackingState state{e.tracking_no, e.state, e.zone, e.step, e.at_ms};
         append_tracking_json(reply.body, state);
-        if (redis != nullptr) redis->put(e.tracking_no, reply.body, /*only_if_absent=*/false);
-        // Write-through, unless the cache holds a newer event of the shipment.
-        cache_.put_if(e.tracking_no, state, now,
-                      [&](const store::TrackingState& cached) { return cached.at_ms <= e.at_ms; });
+        // The event is not the shipment's latest when it came out of order. Regression: it was
+        // written through whatever its time, and reads answered an older state than the store's.
+        // In process: a cached entry is refreshed only when the event is newer than it (a
+        // missing one is left to the next read). Redis: the entry is deleted, and the next read
+        // takes the state from the store (a read that raced the commit may put back the older
+        // state for at most the TTL).
+        if (redis != nullptr) redis->forget(e.tracking_no);
+        cache_.refresh_if(e.tracking_no, state, now, [&](const store::TrackingState& cached) {
+          return cached.at_ms <= e.at_ms;
+        });
       }
       batch[i].replies->push(std::move(reply));
     }
@@ -305,6 +316,10 @@ void ShipmentService::bill(ReplyQueue& replies, net::EventTag tag, std::string d
     StoreReply reply{tag, 200, {}};
     const core::TimePoint asked = core::Clock::now();
     auto store = store::open_store(options_.database);
+    if (store) {
+      std::lock_guard running(billing_mutex_);
+      billing_store_ = store->get();
+    }
     Result<store::BillingRun> run =
         store ? (*store)->run_billing(date, method) : Result<store::BillingRun>(store.status());
     billing_ns_.observe(kLatencyBucketsS, 1e9,
@@ -312,14 +327,15 @@ void ShipmentService::bill(ReplyQueue& replies, net::EventTag tag, std::string d
     if (run) {
       append_billing_json(reply.body, *run);
     } else {
-      reply.status = run.status().code() == Status::Code::kInvalidArgument ? 400 : 503;
-      reply.body = error_body(reply.status == 400 ? run.status().message()
-                                                  : "store: " + run.status().message());
-      if (reply.status == 503) store_errors_.fetch_add(1, std::memory_order_relaxed);
+      // The date was checked on the loop thread (400 there): whatever fails here is the store's.
+      reply.status = 503;
+      reply.body = error_body("store: " + run.status().message());
+      store_errors_.fetch_add(1, std::memory_order_relaxed);
     }
     {
       std::lock_guard done(billing_mutex_);
       billing_running_ = false;
+      billing_store_ = nullptr;
     }
     replies.push(std::move(reply));
   });

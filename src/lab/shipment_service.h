@@ -5,8 +5,9 @@
 // store threads (a pool of readers, each with its own connection, and one writer that commits
 // events in groups), and the answer comes back through the loop's ReplyQueue, which wakes it.
 // Reads go through a cache first: a TtlLruCache in process (checked on the loop thread), or Redis
-// (checked on the store thread, lab/redis_cache.h); a committed event updates it (write-through),
-// so a read after a 201 sees the event.
+// (checked on the store thread, lab/redis_cache.h). A committed event refreshes a cached state
+// older than itself (in process) or deletes it (Redis), so a read after a 201 sees the event
+// unless the shipment already had a newer one.
 //
 // Group commit (seed 001's trade): the writer takes up to `commit_batch` queued events into one
 // transaction, one fsync for all of them. With `commit_delay` 0 it commits what is queued at once;
@@ -55,7 +56,7 @@ class ReplyQueue {
   // `wake` makes the owning loop return from its wait (net::EventLoop::wake).
   explicit ReplyQueue(std::function<void()> wake) : wake_(std::move(wake)) {}
   void push(StoreReply reply);
-  // Moves the waiting replies into `out` (emptied first); one relaxed load when there are none.
+  // Moves the waiting replies into `out` (emptied first); one atomic load when there are none.
   void take(std::vector<StoreReply>& out);
 
  private:
@@ -81,7 +82,8 @@ class ShipmentService {
  public:
   // Checks the options, opens one store per thread (so a missing or foreign database fails here,
   // before the server listens) and starts the threads. Errors: kInvalidArgument for options out
-  // of range or a database that is not a knee data set; those of store::open_store.
+  // of range or a database that is not a knee data set; those of store::open_store;
+  // kUnavailable for a Redis cache that does not answer.
   static core::Result<std::unique_ptr<ShipmentService>> start(const ServiceOptions& options);
   ~ShipmentService();
   ShipmentService(const ShipmentService&) = delete;
@@ -149,6 +151,8 @@ class ShipmentService {
   std::mutex billing_mutex_;
   std::thread billing_thread_;    // the last run's, joined before the next and at the end
   bool billing_running_ = false;  // under billing_mutex_
+  // The running job's store, under billing_mutex_: a stop interrupts it rather than waiting.
+  store::Store* billing_store_ = nullptr;
 
   // Events per commit: 1 to 1024 in powers of two.
   static constexpr std::array<double, 11> kBatchBounds = {1,  2,   4,   8,   16,  32,

@@ -83,6 +83,22 @@ class TtlLruCache {
     s.index.emplace(std::string_view(s.order.front().key), s.order.begin());
   }
 
+  // Replaces the value under `key` only when an entry is there, fresh at `now`, and
+  // `replace(existing)` says so; never adds one. A write-through that knows it has a newer value
+  // than what is cached, but not that it has the newest of all (an event may arrive out of
+  // order): a missing entry is left to the next read, which takes it from the store.
+  template <typename Replace>
+  void refresh_if(std::string_view key, V value, core::TimePoint now, Replace replace) {
+    Shard& s = shard_of(key);
+    std::lock_guard lock(s.mutex);
+    auto it = s.index.find(key);
+    if (it == s.index.end() || now - it->second->put_at >= ttl_) return;
+    if (!replace(std::as_const(it->second->value))) return;
+    it->second->value = std::move(value);
+    it->second->put_at = now;
+    s.order.splice(s.order.begin(), s.order, it->second);
+  }
+
   uint64_t hits() const { return hits_.load(std::memory_order_relaxed); }
   uint64_t misses() const { return misses_.load(std::memory_order_relaxed); }
   // Entries held now (some may have outlived the TTL and not been looked up since).

@@ -9,8 +9,9 @@
 //   set based      one INSERT ... SELECT ... GROUP BY seller_id that the database plans.
 // Both run in one transaction and must write the same charges.
 //
-// The price (cents) of one shipment: its seller's rate + 25 per started 500 g beyond the first
-// (weight_g / 500 * 25, integer division) + 100 for zones "50" and above.
+// The price (cents) of one shipment: its seller's rate + 25 per whole 500 g of its weight
+// (weight_g / 500 * 25, integer division: 499 g adds 0, 500 g adds 25) + 100 for zones "50" and
+// above.
 #pragma once
 
 #include <cstdint>

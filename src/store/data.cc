@@ -60,7 +60,11 @@ Shipment DataGenerator::shipment(int64_t id) const {
   const int64_t slot_ms = span_ms / spec_.records;
   const int64_t jitter =
       slot_ms > 1 ? static_cast<int64_t>(hash(id, kJitter) % static_cast<uint64_t>(slot_ms)) : 0;
-  s.created_ms = kDataEpochMs + (id - 1) * span_ms / spec_.records + jitter;
+  // In 128 bits: records x days reaches 3.65e12 and (id - 1) * span_ms would overflow int64.
+  // Regression: --records 1G --days 107 wrapped (undefined behaviour).
+  s.created_ms = kDataEpochMs +
+                 static_cast<int64_t>(static_cast<__int128>(id - 1) * span_ms / spec_.records) +
+                 jitter;
   s.zone = fmt::format("{}", 10 + hash(id, kZone) % 50);
   s.weight_g = 100 + static_cast<int64_t>(hash(id, kWeight) % 20000);
   return s;

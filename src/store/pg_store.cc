@@ -6,9 +6,11 @@
 #include <fmt/core.h>
 #include <libpq-fe.h>
 
+#include <atomic>
 #include <charconv>
 #include <chrono>
 #include <memory>
+#include <mutex>
 #include <tuple>
 
 #include "store/backends.h"
@@ -107,7 +109,7 @@ class PgStore final : public Store {
   static Result<std::unique_ptr<Store>> open(const std::string& url) {
     auto conn = connect(url);
     if (!conn) return conn.status();
-    auto store = std::unique_ptr<PgStore>(new PgStore(url, std::move(conn).value()));
+    auto store = std::unique_ptr<PgStore>(new PgStore(std::move(conn).value()));
     if (Status s = store->check_data_set(); !s) return s;
     if (Status s = store->prepare_all(); !s) return s;
     return std::unique_ptr<Store>(std::move(store));
@@ -246,9 +248,22 @@ class PgStore final : public Store {
     return run;
   }
 
+  void interrupt() override {
+    interrupted_.store(true, std::memory_order_relaxed);
+    std::lock_guard lock(cancel_mutex_);
+    char error[256];
+    if (cancel_) PQcancel(cancel_.get(), error, sizeof error);  // ends the running query
+  }
+
  private:
-  PgStore(std::string url, Conn conn)
-      : url_(std::move(url)), conn_(std::move(conn)), where_(describe(conn_.get())) {}
+  explicit PgStore(Conn conn) : conn_(std::move(conn)), where_(describe(conn_.get())) {
+    renew_cancel();
+  }
+
+  void renew_cancel() {
+    std::lock_guard lock(cancel_mutex_);
+    cancel_.reset(PQgetCancel(conn_.get()));
+  }
 
   static int64_t to_int(const char* text) {
     int64_t v = 0;
@@ -296,6 +311,9 @@ class PgStore final : public Store {
       const int rows = PQntuples(batch.get());
       if (rows == 0) break;
       for (int i = 0; i < rows; ++i) {
+        if (interrupted_.load(std::memory_order_relaxed)) {
+          return Status::io_error(where_ + ": billing interrupted");
+        }
         const char* id[] = {PQgetvalue(batch.get(), i, 0)};
         PgResult sh(PQexecPrepared(c, "bill_shipment", 1, id, nullptr, nullptr, 0));
         if (PQresultStatus(sh.get()) != PGRES_TUPLES_OK || PQntuples(sh.get()) != 1) {
@@ -353,6 +371,7 @@ class PgStore final : public Store {
       return Status::io_error(fmt::format("{}: unavailable: {}", where_, message_of(conn_.get())));
     }
     billing_prepared_ = false;
+    renew_cancel();
     return prepare_all();
   }
 
@@ -366,10 +385,12 @@ class PgStore final : public Store {
     return s;
   }
 
-  std::string url_;
   Conn conn_;
   std::string where_;
   bool billing_prepared_ = false;  // the row-at-a-time statements, on this connection
+  std::atomic<bool> interrupted_{false};
+  std::mutex cancel_mutex_;  // cancel_ is remade after a reconnect, used by interrupt()
+  std::unique_ptr<PGcancel, void (*)(PGcancel*)> cancel_{nullptr, PQfreeCancel};
 };
 
 // Sends `rows` (COPY text format: tab-separated, newline-terminated) into an open COPY.

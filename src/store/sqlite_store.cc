@@ -5,6 +5,7 @@
 #include <sqlite3.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -206,34 +207,51 @@ class SqliteStore final : public Store {
     run.method = method;
     std::tie(run.window_start_ms, run.window_end_ms) = *window;
     sqlite3* db = db_.get();
-    if (!step_done(begin_.get())) return db_error(db, path_, "begin");
+    // The totals are made in a read transaction into a TEMP table (the connection's own
+    // database), then copied into charges in a short write transaction: a long job never holds
+    // the write lock, so the service's writer goes on committing events meanwhile (WAL readers
+    // and the writer do not block each other). Regression: the whole job ran in one BEGIN
+    // IMMEDIATE, and events posted during it failed with SQLITE_BUSY after the busy timeout.
+    if (Status s = exec(db, path_,
+                        "CREATE TEMP TABLE IF NOT EXISTS billing_totals (seller_id INTEGER "
+                        "PRIMARY KEY, shipments INTEGER NOT NULL, amount_cents INTEGER NOT NULL); "
+                        "DELETE FROM temp.billing_totals; BEGIN DEFERRED");
+        !s) {
+      return s;
+    }
     // ?1 and ?2 the window, ?3 the date, in each statement that names them.
     auto bind_window = [&](sqlite3_stmt* st) {
       sqlite3_bind_int64(st, 1, run.window_start_ms);
       sqlite3_bind_int64(st, 2, run.window_end_ms);
       if (sqlite3_bind_parameter_count(st) >= 3) bind_text(st, 3, run.date);
     };
-    auto clear = prepare(db, path_, "DELETE FROM charges WHERE bill_date = ?3");
-    if (!clear) return rollback("prepare");
-    bind_window(clear->get());
-    if (!step_done(clear->get())) return rollback("clear charges");
     if (method == BillingMethod::kSetBased) {
       const std::string sql = fmt::format(
-          "INSERT INTO charges (seller_id, bill_date, shipments, amount_cents) "
-          "SELECT s.seller_id, ?3, count(*), sum({}) FROM shipments s JOIN sellers r ON r.id = "
+          "INSERT INTO temp.billing_totals (seller_id, shipments, amount_cents) "
+          "SELECT s.seller_id, count(*), sum({}) FROM shipments s JOIN sellers r ON r.id = "
           "s.seller_id WHERE s.created_ms >= ?1 AND s.created_ms < ?2 GROUP BY s.seller_id",
           kPriceSql);
       auto insert = prepare(db, path_, sql.c_str());
       if (!insert) return rollback("prepare");
       bind_window(insert->get());
       if (!step_done(insert->get())) return rollback("bill");
-    } else if (Status s = bill_row_at_a_time(run, bind_window); !s) {
+    } else if (Status s = bill_row_at_a_time(bind_window); !s) {
       return s;
     }
+    if (!step_done(commit_.get())) return rollback("commit");
+    if (!step_done(begin_.get())) return db_error(db, path_, "begin");
+    auto clear = prepare(db, path_, "DELETE FROM charges WHERE bill_date = ?3");
+    auto copy = prepare(db, path_,
+                        "INSERT INTO charges (seller_id, bill_date, shipments, amount_cents) "
+                        "SELECT seller_id, ?3, shipments, amount_cents FROM temp.billing_totals");
     auto totals = prepare(db, path_,
                           "SELECT count(*), coalesce(sum(shipments), 0), coalesce(sum("
                           "amount_cents), 0) FROM charges WHERE bill_date = ?3");
-    if (!totals) return rollback("prepare");
+    if (!clear || !copy || !totals) return rollback("prepare");
+    for (sqlite3_stmt* st : {clear->get(), copy->get()}) {
+      bind_window(st);
+      if (!step_done(st)) return rollback("write charges");
+    }
     bind_window(totals->get());
     if (sqlite3_step(totals->get()) != SQLITE_ROW) return rollback("totals");
     run.sellers = sqlite3_column_int64(totals->get(), 0);
@@ -245,13 +263,18 @@ class SqliteStore final : public Store {
     return run;
   }
 
+  void interrupt() override {
+    interrupted_.store(true, std::memory_order_relaxed);
+    sqlite3_interrupt(db_.get());  // safe from another thread: ends the running statement
+  }
+
  private:
   SqliteStore(std::string path, Db db) : path_(std::move(path)), db_(std::move(db)) {}
 
   // The loop over records: ids in the window, then per id its shipment and seller by key and an
-  // upsert of the seller's charge row.
+  // upsert of the seller's running total.
   template <typename BindWindow>
-  Status bill_row_at_a_time(const BillingRun& run, BindWindow bind_window) {
+  Status bill_row_at_a_time(BindWindow bind_window) {
     sqlite3* db = db_.get();
     auto ids = prepare(db, path_,
                        "SELECT id FROM shipments WHERE created_ms >= ?1 AND created_ms < ?2 "
@@ -260,14 +283,15 @@ class SqliteStore final : public Store {
         prepare(db, path_, "SELECT seller_id, weight_g, zone FROM shipments WHERE id = ?1");
     auto seller = prepare(db, path_, "SELECT rate_cents FROM sellers WHERE id = ?1");
     auto add = prepare(db, path_,
-                       "INSERT INTO charges (seller_id, bill_date, shipments, amount_cents) "
-                       "VALUES (?1, ?2, 1, ?3) ON CONFLICT (seller_id, bill_date) DO UPDATE SET "
+                       "INSERT INTO temp.billing_totals (seller_id, shipments, amount_cents) "
+                       "VALUES (?1, 1, ?2) ON CONFLICT (seller_id) DO UPDATE SET "
                        "shipments = shipments + 1, amount_cents = amount_cents + "
                        "excluded.amount_cents");
     if (!ids || !shipment || !seller || !add) return rollback("prepare");
     bind_window(ids->get());
     int rc;
     while ((rc = sqlite3_step(ids->get())) == SQLITE_ROW) {
+      if (interrupted_.load(std::memory_order_relaxed)) return rollback("interrupted");
       sqlite3_bind_int64(shipment->get(), 1, sqlite3_column_int64(ids->get(), 0));
       if (sqlite3_step(shipment->get()) != SQLITE_ROW) return rollback("read shipment");
       const int64_t seller_id = sqlite3_column_int64(shipment->get(), 0);
@@ -279,8 +303,7 @@ class SqliteStore final : public Store {
       const int64_t rate = sqlite3_column_int64(seller->get(), 0);
       sqlite3_reset(seller->get());
       sqlite3_bind_int64(add->get(), 1, seller_id);
-      bind_text(add->get(), 2, run.date);
-      sqlite3_bind_int64(add->get(), 3, price_cents(rate, weight, zone));
+      sqlite3_bind_int64(add->get(), 2, price_cents(rate, weight, zone));
       if (!step_done(add->get())) return rollback("add charge");
     }
     if (rc != SQLITE_DONE) return rollback("select shipments");
@@ -328,6 +351,7 @@ class SqliteStore final : public Store {
   std::string path_;
   Db db_;
   Stmt latest_, exists_, insert_event_, begin_, commit_, rollback_;
+  std::atomic<bool> interrupted_{false};  // set by interrupt(), from any thread
 };
 
 // Removes a database file and the files SQLite keeps beside it.

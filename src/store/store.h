@@ -3,15 +3,16 @@
 // a database file in the lab's state folder) and PostgreSQL (through libpq, the schema knee of a
 // database) implement; both pass the same tests (tests/store/store_test.cc).
 //
-// Schema (docs/store.md): sellers(id, name, rate_cents), shipments(id, tracking_no UNIQUE,
+// Schema (docs/service.md): sellers(id, name, rate_cents), shipments(id, tracking_no UNIQUE,
 // seller_id, created_ms, zone, weight_g) indexed by created_ms, events(tracking_no, at_ms,
 // state, zone, step) indexed by (tracking_no, at_ms), charges(seller_id, bill_date, shipments,
 // amount_cents). Times are Unix epoch milliseconds (UTC).
 //
 // A Store is one connection: use it from one thread at a time (each store thread of the lab
-// server opens its own). Calls block on the database, so the lab's event loops never make them.
-// Errors are values: kIoError naming the database and the store's own message for a store that
-// failed or went away; kInvalidArgument for a location that is not a store.
+// server opens its own); only interrupt() may be called from another. Calls block on the database,
+// so the lab's event loops never make them. Errors are values: kIoError naming the database and the
+// store's own message for a store that failed or went away; kInvalidArgument for a location that is
+// not a store.
 #pragma once
 
 #include <cstdint>
@@ -80,8 +81,9 @@ class Store {
   // Errors: kIoError, and then nothing of the batch is stored.
   virtual core::Status append_events(std::span<const Event> events, std::vector<bool>& found) = 0;
 
-  // The store's own plan for latest_state's query (SQLite: EXPLAIN QUERY PLAN's detail lines,
-  // one per line), so a test can check that it searches an index and never scans a table.
+  // The store's own plan for latest_state's query, one line per plan line (SQLite: EXPLAIN
+  // QUERY PLAN's details; PostgreSQL: EXPLAIN's text), so a test can check that it searches an
+  // index and never scans a table.
   virtual core::Result<std::string> latest_state_plan() = 0;
 
   // Counts of what the data set holds.
@@ -91,6 +93,11 @@ class Store {
   // that replaces the date's earlier charges. Errors: kInvalidArgument for a bad date; kIoError,
   // and then the date's charges are as they were.
   virtual core::Result<BillingRun> run_billing(std::string_view date, BillingMethod method) = 0;
+
+  // Asks a billing run going on another thread to stop: it returns kIoError soon, having
+  // changed no charges. The one member safe to call from any thread (SQLite: sqlite3_interrupt;
+  // PostgreSQL: PQcancel, and a flag its loop checks), for a server that is stopping.
+  virtual void interrupt() = 0;
 };
 
 // Opens the store at `location`: a postgresql:// (or postgres://) URL in libpq's form, whose

@@ -179,7 +179,11 @@ std::vector<Acked> post_and_kill(const std::vector<std::string>& store_flags, in
         }
       });
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(60 + 17 * round));
+    // The first 201 of the round, then a while more, then the kill (at some moment of writing).
+    for (int i = 0; i < 2000 && acked_this_round.load() == 0; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20 + 17 * round));
     EXPECT_EQ(kill(server.pid(), SIGKILL), 0);
     for (std::thread& t : writers) t.join();
     EXPECT_EQ(server.terminate(), 128 + SIGKILL);

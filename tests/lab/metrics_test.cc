@@ -49,10 +49,9 @@ TEST(Metrics, CountsRequestsByRouteAndStatusWithCumulativeHistograms) {
   EXPECT_EQ(m.at(R"(knee_lab_requests_total{route="other",status="404"})"), 1);
   EXPECT_EQ(m.at(R"(knee_lab_requests_total{route="/slow-async",status="400"})"), 1);
   EXPECT_EQ(m.at("knee_lab_requests_in_flight"), 1) << "the /metrics request itself";
-  // /tracking waited 2 ms: nothing below 1 ms, all of it by 5 ms.
+  // /tracking waited 2 ms: nothing below 1 ms (a lower bound only: no test asserts a speed).
   const std::string t = R"(knee_lab_request_duration_seconds_bucket{route="/tracking",le=")";
   EXPECT_EQ(m.at(t + R"(0.001"})"), 0);
-  EXPECT_EQ(m.at(t + R"(0.005"})"), 1);
   EXPECT_EQ(m.at(t + R"(+Inf"})"), 1);
   EXPECT_EQ(m.at(R"(knee_lab_request_duration_seconds_count{route="/tracking"})"), 1);
   EXPECT_GE(m.at(R"(knee_lab_request_duration_seconds_sum{route="/tracking"})"), 0.002);

@@ -139,6 +139,13 @@ TEST_F(ShipmentServiceTest, AnEventIs201AndTheNextReadSeesIt) {
   const nlohmann::json after = json_of(client.get("/tracking/" + no));
   EXPECT_EQ(after["state"], "delivered");
   EXPECT_EQ(after["atMs"], 1'800'000'000'000);
+  // Regression: an event out of order (older than the shipment's latest) was written through
+  // into the cache, and reads answered it. The latest stays what reads see, cached or not.
+  ASSERT_EQ(client.post("/events", event_body(9, 2, 1'700'000'000'000))->status, 201);
+  EXPECT_EQ(json_of(client.get("/tracking/" + no))["step"], 5);
+  const std::string other = store::tracking_number(10);  // not cached: the event is older too
+  ASSERT_EQ(client.post("/events", event_body(10, 1, 1'000))->status, 201);
+  EXPECT_EQ(json_of(client.get("/tracking/" + other))["step"], gen_.latest_state(10).step);
   // Durable: a store opened afresh holds it.
   server.reset();
   auto store = store::open_store(db_);
@@ -236,7 +243,7 @@ TEST_F(ShipmentServiceTest, PipelinedRequestsBehindAStoreWaitAreAnsweredInOrder)
 TEST_F(ShipmentServiceTest, GroupCommitPutsConcurrentEventsInOneTransaction) {
   auto server = start(with([](ServiceOptions& o) {
     o.commit_batch = 16;
-    o.commit_delay = std::chrono::seconds(1);
+    o.commit_delay = std::chrono::seconds(1);  // the most allowed: a slow host still fills it
   }));
   ASSERT_TRUE(server);
   // 16 clients, each with one event in flight: the writer waits (up to 1 s) for the batch of 16
@@ -270,7 +277,11 @@ TEST_F(ShipmentServiceTest, StopAnswersWhatTheStoreThreadsStillHold) {
       "POST /events HTTP/1.1\r\nHost: lab\r\nContent-Type: application/json\r\n"
       "Content-Length: " +
       std::to_string(event_body(4, 9, 5).size()) + "\r\n\r\n" + event_body(4, 9, 5));
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // queued, waiting for its batch
+  // Until the event is in flight (queued, waiting for its batch): /health counts it and itself.
+  Client watcher(server->address());
+  for (int i = 0; i < 500 && json_of(watcher.get("/health"))["inFlight"] != 2; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
   server->request_stop();
   auto r = client.read_response();
   ASSERT_TRUE(r);
@@ -451,17 +462,21 @@ TEST_F(ShipmentServiceTest, RedisCachesReadsAndTakesWritesThrough) {
 
   ASSERT_EQ(client.post("/events", event_body(11, 8, 1'950'000'000'000))->status, 201);
   const nlohmann::json after = json_of(client.get("/tracking/" + no));
-  EXPECT_EQ(after["step"], 8) << "written through";
+  EXPECT_EQ(after["step"], 8) << "the event deleted the cached state; the store had the new one";
   health = json_of(client.get("/health"));
-  EXPECT_EQ(health["cache"]["hits"], 2);
-  EXPECT_EQ(health["store"]["reads"], 1);
+  EXPECT_EQ(health["cache"]["hits"], 1);
+  EXPECT_EQ(health["store"]["reads"], 2);
+  // An event older than the shipment's latest does not become what reads answer.
+  ASSERT_EQ(client.post("/events", event_body(11, 2, 1'800'000'000'000))->status, 201);
+  EXPECT_EQ(json_of(client.get("/tracking/" + no))["step"], 8);
+  EXPECT_EQ(json_of(client.get("/tracking/" + no))["step"], 8) << "nor from the cache";
 
   redis->stop();
   auto away = client.get("/tracking/" + store::tracking_number(12));
   ASSERT_TRUE(away);
   EXPECT_EQ(away->status, 200) << "answered from the store";
   health = json_of(client.get("/health"));
-  EXPECT_EQ(health["store"]["reads"], 2);
+  EXPECT_EQ(health["store"]["reads"], 4) << "3 misses before, and this one";
   EXPECT_EQ(health["store"]["errors"], 0);
 }
 

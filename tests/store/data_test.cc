@@ -58,6 +58,23 @@ TEST(DataGenerator, RowsStayInTheirRanges) {
   for (int n = 1; n <= 4; ++n) EXPECT_GT(counts[n], 1000) << n << " events";
 }
 
+TEST(DataGenerator, TheLargestSpecKeepsCreationTimesInItsSpan) {
+  // Regression: (id - 1) * span overflowed int64 once records x days passed ~1.07e11.
+  const DataSpec spec{kMaxRecords, 3650, 1000, 1};
+  ASSERT_TRUE(spec.validate());
+  const DataGenerator gen(spec);
+  const int64_t end = kDataEpochMs + 3650 * kMsPerDay;
+  int64_t previous = 0;
+  for (int64_t id : {int64_t{1}, int64_t{2}, kMaxRecords / 2, kMaxRecords - 1, kMaxRecords}) {
+    const int64_t t = gen.shipment(id).created_ms;
+    EXPECT_GE(t, kDataEpochMs) << id;
+    EXPECT_LT(t, end) << id;
+    EXPECT_GE(t, previous) << id;
+    previous = t;
+  }
+  EXPECT_GT(gen.shipment(kMaxRecords).created_ms, end - kMsPerDay);
+}
+
 TEST(DataGenerator, TrackingNumbersHaveTenDigits) {
   EXPECT_EQ(tracking_number(42), "KN0000000042");
   EXPECT_EQ(tracking_number(12'000'000), "KN0012000000");

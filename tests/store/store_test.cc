@@ -6,8 +6,10 @@
 #include <libpq-fe.h>
 #include <sqlite3.h>
 
+#include <atomic>
 #include <filesystem>
 #include <set>
+#include <thread>
 
 #include "store/data.h"
 #include "support/postgres.h"
@@ -314,6 +316,68 @@ TEST(Billing, PriceAddsWeightStepsAndTheFarZoneSurcharge) {
   EXPECT_EQ(price_cents(300, 500, "10"), 325);
   EXPECT_EQ(price_cents(300, 1499, "49"), 350);
   EXPECT_EQ(price_cents(300, 1500, "50"), 475);
+}
+
+}  // namespace
+}  // namespace knee::store
+
+namespace knee::store {
+namespace {
+
+// A store with a data set large enough that a row-at-a-time billing run lasts a while.
+class LongBillingTest : public StoreTest {
+ protected:
+  void SetUp() override {
+    StoreTest::SetUp();
+    ASSERT_TRUE(load_data(location_, DataSpec{200'000, 30, 10, 1}, true, {}));
+  }
+};
+
+INSTANTIATE_TEST_SUITE_P(Stores, LongBillingTest, ::testing::Values("sqlite", "postgresql"),
+                         [](const auto& param_info) { return param_info.param; });
+
+// Regression: a stopping server waited for a billing run however long it took.
+TEST_P(LongBillingTest, AnInterruptedBillingRunFailsAndChargesNothing) {
+  auto billing = open();
+  ASSERT_TRUE(billing);
+  std::atomic<bool> done{false};
+  core::Result<BillingRun> result = core::Status::internal("not run");
+  std::thread job([&] {
+    result = billing->run_billing("2026-01-30", BillingMethod::kRowAtATime);
+    done = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  const bool finished_first = done.load();
+  billing->interrupt();
+  job.join();
+  ASSERT_FALSE(finished_first) << "the run ended before the interrupt: give it more records";
+  ASSERT_FALSE(result);
+  EXPECT_EQ(result.status().code(), core::Status::Code::kIoError);
+  EXPECT_EQ(open()->summary()->charges, 0);
+}
+
+// Regression: on SQLite the whole billing run held the write lock (BEGIN IMMEDIATE), so events
+// appended meanwhile waited for it and failed with SQLITE_BUSY after the busy timeout.
+TEST_P(LongBillingTest, EventsAreCommittedWhileABillingRunGoesOn) {
+  auto billing = open();
+  auto writer = open();
+  ASSERT_TRUE(billing && writer);
+  std::atomic<bool> done{false};
+  std::thread job([&] {
+    (void)billing->run_billing("2026-01-30", BillingMethod::kRowAtATime);
+    done = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  const bool started_after_end = done.load();
+  std::vector<bool> found;
+  const core::Status appended = writer->append_events(
+      std::vector<Event>{{tracking_number(3), "delivered", "12", 5, 1'900'000'000'000}}, found);
+  const bool billing_still_running = !done.load();
+  billing->interrupt();  // the rest of the run proves nothing more (on PostgreSQL, minutes)
+  job.join();
+  ASSERT_FALSE(started_after_end) << "the run ended too soon for this test: give it more records";
+  EXPECT_TRUE(appended) << appended.what();
+  EXPECT_TRUE(billing_still_running) << "the commit waited for the billing run to end";
 }
 
 }  // namespace
