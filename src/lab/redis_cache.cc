@@ -108,7 +108,7 @@ std::optional<std::string> RedisCache::get(std::string_view tracking_no) {
   const std::string key = key_of(tracking_no);
   Reply r(static_cast<redisReply*>(redisCommand(context_, "GET %b", key.data(), key.size())));
   if (r == nullptr || r->type == REDIS_REPLY_ERROR) {
-    ++errors_;
+    errors_.fetch_add(1, std::memory_order_relaxed);
     return std::nullopt;
   }
   if (r->type != REDIS_REPLY_STRING) return std::nullopt;
@@ -125,14 +125,14 @@ void RedisCache::put(std::string_view tracking_no, std::string_view body, bool o
                                     body.data(), body.size(), ttl_ms)
                      : redisCommand(context_, "SET %b %b PX %lld", key.data(), key.size(),
                                     body.data(), body.size(), ttl_ms)));
-  if (r == nullptr || r->type == REDIS_REPLY_ERROR) ++errors_;
+  if (r == nullptr || r->type == REDIS_REPLY_ERROR) errors_.fetch_add(1, std::memory_order_relaxed);
 }
 
 void RedisCache::forget(std::string_view tracking_no) {
   if (!ready()) return;
   const std::string key = key_of(tracking_no);
   Reply r(static_cast<redisReply*>(redisCommand(context_, "DEL %b", key.data(), key.size())));
-  if (r == nullptr || r->type == REDIS_REPLY_ERROR) ++errors_;
+  if (r == nullptr || r->type == REDIS_REPLY_ERROR) errors_.fetch_add(1, std::memory_order_relaxed);
 }
 
 }  // namespace knee::lab

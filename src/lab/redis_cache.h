@@ -6,9 +6,10 @@
 //
 // A Redis that is away costs a miss, never a failed request: the read goes to the store, and
 // the connection is re-established on a later call (at most once per second).
-// Thread-safety: none; one RedisCache per thread.
+// Thread-safety: one RedisCache per thread; only errors() may be read from any.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <optional>
 #include <string>
@@ -47,7 +48,8 @@ class RedisCache {
   // DEL: the next read takes the state from the store. Failures are dropped.
   void forget(std::string_view tracking_no);
 
-  uint64_t errors() const { return errors_; }
+  // Calls that failed (Redis away, an error reply), any thread may read.
+  uint64_t errors() const { return errors_.load(std::memory_order_relaxed); }
 
  private:
   RedisCache(RedisAddress address, core::Nanos ttl) : address_(std::move(address)), ttl_(ttl) {}
@@ -57,7 +59,7 @@ class RedisCache {
   core::Nanos ttl_;
   redisContext* context_ = nullptr;
   core::TimePoint retry_at_{};
-  uint64_t errors_ = 0;
+  std::atomic<uint64_t> errors_{0};  // written by the owning thread only
 };
 
 }  // namespace knee::lab

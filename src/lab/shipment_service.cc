@@ -354,6 +354,11 @@ void ShipmentService::append_metrics(std::string& out) const {
                  "# HELP knee_lab_cache_entries Entries the cache holds.\n# TYPE "
                  "knee_lab_cache_entries gauge\nknee_lab_cache_entries {}\n",
                  cache_.size());
+  uint64_t redis_errors = 0;
+  for (const auto& r : redis_) redis_errors += r->errors();
+  counter("knee_lab_cache_errors_total",
+          "Calls to a Redis cache that failed (each cost a miss or a skipped update).",
+          redis_errors);
   counter("knee_lab_store_reads_total", "Tracking reads that went to the store.",
           store_reads_.load(std::memory_order_relaxed));
   counter("knee_lab_store_commits_total", "Transactions of events committed.",

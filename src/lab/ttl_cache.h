@@ -9,7 +9,6 @@
 #pragma once
 
 #include <array>
-#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <list>
@@ -42,14 +41,14 @@ class TtlLruCache {
       if (it != s.index.end()) {
         if (now - it->second->put_at < ttl_) {
           s.order.splice(s.order.begin(), s.order, it->second);
-          hits_.fetch_add(1, std::memory_order_relaxed);
+          ++s.hits;
           return it->second->value;
         }
         s.order.erase(it->second);
         s.index.erase(it);
       }
+      ++s.misses;
     }
-    misses_.fetch_add(1, std::memory_order_relaxed);
     return std::nullopt;
   }
 
@@ -99,8 +98,8 @@ class TtlLruCache {
     s.order.splice(s.order.begin(), s.order, it->second);
   }
 
-  uint64_t hits() const { return hits_.load(std::memory_order_relaxed); }
-  uint64_t misses() const { return misses_.load(std::memory_order_relaxed); }
+  uint64_t hits() const { return sum(&Shard::hits); }
+  uint64_t misses() const { return sum(&Shard::misses); }
   // Entries held now (some may have outlived the TTL and not been looked up since).
   size_t size() const {
     size_t n = 0;
@@ -123,7 +122,18 @@ class TtlLruCache {
     std::list<Entry> order;  // most recently used first
     // Keys view the entries' own strings, which a std::list never moves.
     std::unordered_map<std::string_view, typename std::list<Entry>::iterator> index;
+    // Counted under the shard's mutex, already held: no shared counter on the read path.
+    uint64_t hits = 0;
+    uint64_t misses = 0;
   };
+  uint64_t sum(uint64_t Shard::*counter) const {
+    uint64_t n = 0;
+    for (const Shard& s : shards_) {
+      std::lock_guard lock(s.mutex);
+      n += s.*counter;
+    }
+    return n;
+  }
   Shard& shard_of(std::string_view key) {
     return shards_[std::hash<std::string_view>{}(key) % kShards];
   }
@@ -131,8 +141,6 @@ class TtlLruCache {
   size_t per_shard_;
   core::Nanos ttl_;
   std::array<Shard, kShards> shards_;
-  std::atomic<uint64_t> hits_{0};
-  std::atomic<uint64_t> misses_{0};
 };
 
 }  // namespace knee::lab

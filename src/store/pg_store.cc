@@ -82,8 +82,22 @@ std::string describe(PGconn* c) {
   return fmt::format("postgresql://{}:{}/{}", PQhost(c), PQport(c), PQdb(c));
 }
 
+// The URL with a connect timeout and TCP keepalives unless it sets its own: a database host
+// that does not answer costs a store thread seconds, not the kernel's TCP timeout.
+std::string with_timeouts(const std::string& url) {
+  std::string out = url;
+  for (const char* option :
+       {"connect_timeout=3", "keepalives=1", "keepalives_idle=10", "tcp_user_timeout=10000"}) {
+    const std::string_view name(option, std::string_view(option).find('='));
+    if (out.find(std::string(name) + "=") != std::string::npos) continue;
+    out += out.find('?') == std::string::npos ? '?' : '&';
+    out += option;
+  }
+  return out;
+}
+
 Result<Conn> connect(const std::string& url) {
-  Conn conn(PQconnectdb(url.c_str()));
+  Conn conn(PQconnectdb(with_timeouts(url).c_str()));
   if (conn == nullptr) return Status::io_error("postgresql: out of memory");
   if (PQstatus(conn.get()) != CONNECTION_OK) {
     return Status::io_error(fmt::format("postgresql: connect: {}", message_of(conn.get())));

@@ -478,7 +478,8 @@ Result<LoadStats> load_sqlite(const std::string& path, const DataSpec& spec, boo
   }
   remove_db_files(path);  // an old WAL beside the new file would be replayed into it
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    Status s = Status::from_errno(fmt::format("rename {} to {}", tmp, path), errno);
+    const int err = errno;  // before fmt::format, which may set it
+    Status s = Status::from_errno(fmt::format("rename {} to {}", tmp, path), err);
     remove_db_files(tmp);
     return s;
   }

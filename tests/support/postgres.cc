@@ -92,7 +92,11 @@ std::unique_ptr<PostgresServer> PostgresServer::start(std::string& error) {
                                 "/data -m immediate stop >/dev/null 2>&1; rm -rf " + pg->dir_;
   const pid_t watchdog = ::fork();
   if (watchdog == 0) {
-    ::close(fds[1]);
+    // Only its own pipe: an inherited write end of another server's pipe would keep that
+    // watchdog's read from ever seeing EOF.
+    ::dup2(fds[0], 3);
+    ::close_range(4, ~0U, 0);
+    fds[0] = 3;
     char byte;
     while (::read(fds[0], &byte, 1) > 0) {
     }
