@@ -16,6 +16,7 @@
 #include <map>
 
 #include "http/request_parser.h"
+#include "lab/connection.h"
 #include "lab/endpoints.h"
 #include "lab/h2_session.h"
 
@@ -27,10 +28,6 @@ using core::Status;
 
 namespace {
 
-// A connection's read buffer holds any head the parser can still be undecided about, plus
-// pipelined requests behind it.
-constexpr size_t kInBufferBytes = 32 * 1024;
-static_assert(kInBufferBytes >= http::kMaxHeadBytes + 1024);
 // Responses queued for one connection before it stops parsing pipelined requests to flush them.
 constexpr size_t kOutFlushBytes = 64 * 1024;
 constexpr size_t kMaxEvents = 256;
@@ -45,75 +42,14 @@ constexpr core::Nanos kLingerTimeout = std::chrono::seconds(2);
 constexpr core::Nanos kAcceptPause = std::chrono::milliseconds(100);
 // Edge-triggered, both directions registered once: no epoll_ctl per request.
 constexpr uint32_t kConnectionEvents = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET;
-constexpr std::string_view kJson = "application/json";
-// POST /events: the largest body read, in bytes; larger ones get 413 (an event is ~100 bytes).
-constexpr uint64_t kMaxEventBody = 16 * 1024;
 // HTTP/2: concurrent streams a connection may open (SETTINGS_MAX_CONCURRENT_STREAMS), as nginx.
 constexpr uint32_t kMaxStreams = 128;
-// Connection::parent of a connection with a socket.
-constexpr uint32_t kNoParent = ~uint32_t{0};
 
 uint64_t tag_of(uint32_t slot, uint32_t generation) {
   return net::EventTag{slot, generation}.value();
 }
 
 }  // namespace
-
-enum class ConnState : uint8_t {
-  kFree,       // slot unused
-  kHandshake,  // --tls: the TLS handshake is under way
-  kActive,     // reading, parsing, answering
-  kWaiting,    // a request waits on a timer; later requests stay in the buffer
-  kLingering,  // last response sent, write side shut; dropping input until EOF or timeout
-};
-
-enum class Pending : uint8_t { kNone, kTracking, kSlowAsync, kStall, kStore };
-
-struct Connection {
-  explicit Connection(uint32_t index)
-      : slot(index), in(std::make_unique_for_overwrite<char[]>(kInBufferBytes)) {
-    out.reserve(1024);
-  }
-
-  uint32_t slot;
-  uint32_t generation = 0;
-  ConnState state = ConnState::kFree;
-  std::unique_ptr<net::Transport> transport;
-  bool readable = false;           // edge-triggered: bytes may be waiting in the socket
-  bool peer_shut = false;          // EPOLLRDHUP/HUP seen: an EOF is waiting behind any bytes
-  bool close_after_write = false;  // the queued output ends with a "Connection: close" response
-  std::unique_ptr<char[]> in;      // kInBufferBytes; bytes [in_begin, in_end) not yet consumed
-  size_t in_begin = 0;
-  size_t in_end = 0;
-  uint64_t discard = 0;  // body bytes of the last request still to skip, in bytes
-  http::RequestParser parser;
-  std::string out;  // responses not yet written; bytes [0, out_sent) are written
-  size_t out_sent = 0;
-  // The request waiting on a timer (state kWaiting).
-  Pending pending = Pending::kNone;
-  bool pending_head = false;
-  bool pending_keep_alive = true;
-  int pending_minor = 1;
-  double pending_ms = 0;
-  std::string pending_id;  // /tracking's no=, decoded
-  // The request being answered, for /metrics: its route and when it was parsed; timed until
-  // its response is queued.
-  Route route = Route::kNone;
-  core::TimePoint started{};
-  bool timed = false;
-  // HTTP/2: a connection's session; or, for a stream slot (no transport), the connection it
-  // belongs to (its slot and generation) and its stream id.
-  std::unique_ptr<H2ServerSession> h2;
-  std::unique_ptr<H2Handler> h2_handler;
-  bool fresh = false;  // nothing served yet: the client preface may still come (h2c)
-  uint32_t parent = kNoParent;
-  uint32_t parent_generation = 0;
-  int32_t stream_id = 0;
-  // A connection's streams waiting on a timer: stream id -> stream slot, to drop their work when
-  // the client resets them or goes (else a reset stream costs a slot and a timer each).
-  std::map<int32_t, uint32_t> waiting_streams;
-  bool peer_done = false;  // HTTP/2: the client's EOF was read; streams waiting are still answered
-};
 
 // Passes a session's requests to the worker with the connection's slot.
 struct H2Handler final : H2ServerSession::Handler {
@@ -126,6 +62,13 @@ struct H2Handler final : H2ServerSession::Handler {
   ServerWorker& worker;
   uint32_t slot;
 };
+
+Connection::Connection(uint32_t index)
+    : slot(index), in(std::make_unique_for_overwrite<char[]>(kInBufferBytes)) {
+  out.reserve(1024);
+}
+
+Connection::~Connection() = default;
 
 Result<std::unique_ptr<ServerWorker>> ServerWorker::create(const ServerShared& shared, int index,
                                                            net::Fd listener) {
@@ -745,126 +688,6 @@ void ServerWorker::handle(Connection& c, const http::RequestHead& head, std::str
   if (c.state != ConnState::kWaiting) add_in_flight(-1);
 }
 
-void ServerWorker::handle_shipment(Connection& c, const http::RequestHead& head,
-                                   std::string_view no, ConnectionMode mode, bool is_head) {
-  body_.clear();
-  if (shared_.service->read_cached(no, body_)) {
-    respond(c, 200, mode, is_head);
-    return;
-  }
-  c.pending = Pending::kStore;
-  c.pending_head = is_head;
-  c.pending_keep_alive = head.keep_alive;
-  c.pending_minor = head.minor_version;
-  c.state = ConnState::kWaiting;
-  shared_.service->read(replies_, net::EventTag{c.slot, c.generation}, std::string(no));
-}
-
-void ServerWorker::handle_event(Connection& c, const http::RequestHead& head, std::string_view body,
-                                ConnectionMode mode) {
-  if (head.method != "POST") {
-    respond_fixed(c, events_method_, mode, head.method == "HEAD");
-    return;
-  }
-  if (c.parent != kNoParent) {
-    respond_fixed(c, h2_post_, mode, false);
-    return;
-  }
-  if (head.content_length > kMaxEventBody) {
-    // Closed rather than the body read and dropped, which could be any size (RFC 9110 15.5.14).
-    respond_fixed(c, body_too_large_, ConnectionMode::kClose, false);
-    return;
-  }
-  auto bad = [&](std::string_view reason) {
-    body_ = R"({"error":)";
-    append_json_string(body_, reason);
-    body_.push_back('}');
-    respond(c, 400, mode, false);
-  };
-  const std::optional<std::string_view> type = head.field("content-type");
-  // "application/json" with any parameters (RFC 9110 §8.3.1: the media type is case-insensitive).
-  const std::string_view media = type ? type->substr(0, type->find(';')) : std::string_view();
-  auto lower_equal = [](std::string_view a, std::string_view b) {
-    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-             return std::tolower(static_cast<unsigned char>(x)) == y;
-           });
-  };
-  std::string_view trimmed = media;
-  while (!trimmed.empty() && (trimmed.back() == ' ' || trimmed.back() == '\t')) {
-    trimmed.remove_suffix(1);
-  }
-  if (!lower_equal(trimmed, "application/json")) {
-    bad(type ? "Content-Type must be application/json" : "no Content-Type: send application/json");
-    return;
-  }
-  auto event = parse_event(body);
-  if (!event) {
-    bad(event.status().message());
-    return;
-  }
-  c.pending = Pending::kStore;
-  c.pending_head = false;
-  c.pending_keep_alive = head.keep_alive;
-  c.pending_minor = head.minor_version;
-  c.state = ConnState::kWaiting;
-  shared_.service->write(replies_, net::EventTag{c.slot, c.generation}, std::move(event).value());
-}
-
-void ServerWorker::handle_billing(Connection& c, const http::RequestHead& head,
-                                  std::string_view query, ConnectionMode mode) {
-  if (head.method != "POST") {
-    respond_fixed(c, events_method_, mode, head.method == "HEAD");
-    return;
-  }
-  auto bad = [&](std::string_view reason) {
-    body_ = R"({"error":)";
-    append_json_string(body_, reason);
-    body_.push_back('}');
-    respond(c, 400, mode, false);
-  };
-  std::string date, method;
-  if (!find_query_param(query, "date", date) || date.empty()) {
-    bad("give the bill date: /billing/run?date=YYYY-MM-DD");
-    return;
-  }
-  if (auto window = store::billing_window(date); !window) {
-    bad(window.status().message());
-    return;
-  }
-  if (!find_query_param(query, "method", method) || method.empty()) method = "set";
-  if (method != "row" && method != "set") {
-    bad("method is row (a loop over records) or set (one INSERT ... SELECT)");
-    return;
-  }
-  c.pending = Pending::kStore;
-  c.pending_head = false;
-  c.pending_keep_alive = head.keep_alive;
-  c.pending_minor = head.minor_version;
-  c.state = ConnState::kWaiting;
-  shared_.service->bill(
-      replies_, net::EventTag{c.slot, c.generation}, std::move(date),
-      method == "row" ? store::BillingMethod::kRowAtATime : store::BillingMethod::kSetBased);
-}
-
-void ServerWorker::take_replies() {
-  replies_.take(reply_batch_);
-  for (StoreReply& r : reply_batch_) {
-    if (r.tag.slot >= slots_.size()) continue;
-    Connection& c = *slots_[r.tag.slot];
-    // Gone since (closed, or a reset stream): the answer has nobody to go to.
-    if (c.generation != r.tag.generation || c.state != ConnState::kWaiting ||
-        c.pending != Pending::kStore) {
-      continue;
-    }
-    c.state = ConnState::kActive;
-    c.pending = Pending::kNone;
-    body_.swap(r.body);
-    respond(c, r.status, mode_for(c.pending_keep_alive, c.pending_minor), c.pending_head);
-    add_in_flight(-1);
-    drive(c);
-  }
-}
-
 // Completes the request that waited: /tracking burns its CPU share, then both answer.
 void ServerWorker::finish_pending(Connection& c) {
   c.state = ConnState::kActive;
@@ -881,27 +704,6 @@ void ServerWorker::finish_pending(Connection& c) {
   }
   c.pending = Pending::kNone;
   respond(c, 200, mode, c.pending_head);
-}
-
-void ServerWorker::observe(Connection& c, int status) {
-  if (!c.timed) return;  // a protocol error before any request was routed
-  c.timed = false;
-  metrics_.observe(c.route, status, Clock::now() - c.started);
-}
-
-void ServerWorker::respond_metrics(Connection& c, ConnectionMode mode, bool head_only) {
-  int64_t in_flight = 0;
-  for (size_t i = 0; i < static_cast<size_t>(shared_.workers); ++i) {
-    in_flight += shared_.counters[i].in_flight.load(std::memory_order_relaxed);
-  }
-  body_.clear();
-  append_request_metrics(body_, shared_.metrics.get(), static_cast<size_t>(shared_.workers),
-                         in_flight);
-  if (shared_.service != nullptr) shared_.service->append_metrics(body_);
-  observe(c, 200);
-  append_response(c.out, 200, "text/plain; version=0.0.4; charset=utf-8", body_, date_.value(),
-                  mode, head_only);
-  if (mode == ConnectionMode::kClose) c.close_after_write = true;
 }
 
 void ServerWorker::respond_fixed(Connection& c, const FixedResponse& r, ConnectionMode mode,

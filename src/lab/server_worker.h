@@ -97,6 +97,10 @@ class ServerWorker {
                       ConnectionMode mode);
   // The replies the store threads sent since the last call, each to its waiting connection.
   void take_replies();
+  // A JSON error body {"error": reason} with `status`.
+  void respond_error(Connection& c, int status, std::string_view reason, ConnectionMode mode);
+  // Parks `c` (state kWaiting, Pending::kStore) until a store thread's reply for it arrives.
+  void park_for_store(Connection& c, const http::RequestHead& head, bool is_head);
   // Counts the request `c` is answering (once: its route, `status`, time since its parse).
   void observe(Connection& c, int status);
   // GET /metrics: the request figures of every worker, then the service's.
