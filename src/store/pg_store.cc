@@ -540,6 +540,14 @@ Result<LoadStats> load_postgres(const std::string& url, const DataSpec& spec, bo
     return written;
   }();
   if (!rows) {
+    // A failure inside a COPY leaves the connection in COPY_IN, where ROLLBACK and DROP would
+    // fail too: end the COPY as failed first, and take its results.
+    for (int i = 0; i < 8; ++i) {  // bounded: a connection that broke meanwhile answers oddly
+      PGresult* r = PQgetResult(c);
+      if (r == nullptr) break;
+      if (PQresultStatus(r) == PGRES_COPY_IN) PQputCopyEnd(c, "knee lab data: load aborted");
+      PQclear(r);
+    }
     PQclear(PQexec(c, "ROLLBACK"));
     drop_load();
     return rows.status();
