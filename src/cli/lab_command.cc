@@ -183,6 +183,9 @@ class LabCommand final : public Subcommand {
                                          hours <= store::kBillingWindowHours ? "fits" : "misses",
                                          store::kBillingWindowHours));
     }
+    fmt::print(
+        "a rate measured at one scale: bill 2x and 4x the records too, since a job whose rate "
+        "falls as records grow misses what it seems to fit here (docs/service.md)\n");
     return kExitOk;
   }
 

@@ -32,7 +32,9 @@ redisContext* open_context(const RedisAddress& a, std::string& error) {
     redisFree(c);
     return nullptr;
   }
-  redisSetTimeout(c, timeval{1, 0});
+  // A Redis that hangs (rather than refusing) costs at most this per call, and then nothing for
+  // a second (ready() waits that long to reconnect): a read never waits long for a cache.
+  redisSetTimeout(c, timeval{0, 100'000});
   if (a.database != 0) {
     Reply r(static_cast<redisReply*>(redisCommand(c, "SELECT %d", a.database)));
     if (r == nullptr || r->type == REDIS_REPLY_ERROR) {

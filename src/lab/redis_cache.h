@@ -5,7 +5,8 @@
 // body /tracking/{no} answers, so a hit is answered as it is. Keys: "knee:tracking:<no>".
 //
 // A Redis that is away costs a miss, never a failed request: the read goes to the store, and
-// the connection is re-established on a later call (at most once per second).
+// the connection is re-established on a later call (at most once per second). One that hangs
+// costs each store thread at most one 100 ms call timeout per second.
 // Thread-safety: one RedisCache per thread; only errors() may be read from any.
 #pragma once
 

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <fmt/core.h>
 #include <sqlite3.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -11,6 +12,7 @@
 #include <filesystem>
 #include <memory>
 #include <tuple>
+#include <utility>
 
 #include "store/backends.h"
 
@@ -50,6 +52,46 @@ CREATE INDEX events_by_tracking_no_time ON events (tracking_no, at_ms);
 constexpr const char* kLatestState =
     "SELECT state, zone, step, at_ms FROM events WHERE tracking_no = ?1 "
     "ORDER BY at_ms DESC LIMIT 1";
+
+// A flock on "<database>.lock", held for as long as the object lives: shared by every store
+// connection (a serving knee), exclusive by a load, so a load never replaces a data set a server
+// has open, and two loads never write the same one. Regression: --replace under a running server
+// renamed a new file over the one it served, and events it then acknowledged went to a deleted
+// file; two loads at once crossed.
+class DataSetLock {
+ public:
+  // Errors: kInvalidArgument when the lock is held the other way (saying by whom); kIoError when
+  // the lock file cannot be made.
+  static Result<DataSetLock> take(const std::string& path, bool exclusive) {
+    const std::string file = path + ".lock";
+    const int fd = ::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) return Status::from_errno("open " + file, errno);
+    if (::flock(fd, (exclusive ? LOCK_EX : LOCK_SH) | LOCK_NB) != 0) {
+      const int err = errno;
+      ::close(fd);
+      if (err != EWOULDBLOCK) return Status::from_errno("flock " + file, err);
+      return Status::invalid_argument(
+          exclusive
+              ? fmt::format("'{}' is in use (a knee serve has it open, or another knee lab "
+                            "data is writing it); stop that first",
+                            path)
+              : fmt::format("'{}' is being written by knee lab data; wait for it to end", path));
+    }
+    return DataSetLock(fd);
+  }
+  DataSetLock(DataSetLock&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+  DataSetLock& operator=(DataSetLock&& other) noexcept {
+    std::swap(fd_, other.fd_);
+    return *this;
+  }
+  ~DataSetLock() {
+    if (fd_ >= 0) ::close(fd_);  // closing releases the flock
+  }
+
+ private:
+  explicit DataSetLock(int fd) : fd_(fd) {}
+  int fd_ = -1;
+};
 
 struct DbClose {
   void operator()(sqlite3* db) const { sqlite3_close_v2(db); }
@@ -121,9 +163,12 @@ class SqliteStore final : public Store {
       return Status::invalid_argument(fmt::format(
           "'{}' is not a knee data set (no such file); make one with knee lab data", path));
     }
+    auto lock = DataSetLock::take(path, /*exclusive=*/false);
+    if (!lock) return lock.status();
     auto db = open_db(path, SQLITE_OPEN_READWRITE);
     if (!db) return db.status();
-    auto store = std::unique_ptr<SqliteStore>(new SqliteStore(path, std::move(db).value()));
+    auto store = std::unique_ptr<SqliteStore>(
+        new SqliteStore(path, std::move(db).value(), std::move(lock).value()));
     if (Status s = store->init(); !s) return s;
     return std::unique_ptr<Store>(std::move(store));
   }
@@ -269,7 +314,8 @@ class SqliteStore final : public Store {
   }
 
  private:
-  SqliteStore(std::string path, Db db) : path_(std::move(path)), db_(std::move(db)) {}
+  SqliteStore(std::string path, Db db, DataSetLock lock)
+      : path_(std::move(path)), db_(std::move(db)), lock_(std::move(lock)) {}
 
   // The loop over records: ids in the window, then per id its shipment and seller by key and an
   // upsert of the seller's running total.
@@ -350,6 +396,7 @@ class SqliteStore final : public Store {
 
   std::string path_;
   Db db_;
+  DataSetLock lock_;  // shared: no load replaces the data set under this connection
   Stmt latest_, exists_, insert_event_, begin_, commit_, rollback_;
   std::atomic<bool> interrupted_{false};  // set by interrupt(), from any thread
 };
@@ -440,6 +487,8 @@ Result<LoadStats> load_sqlite(const std::string& path, const DataSpec& spec, boo
     return Status::invalid_argument(fmt::format(
         "'{}' already holds a data set; add --replace to make a new one in its place", path));
   }
+  auto lock = DataSetLock::take(path, /*exclusive=*/true);  // held until the rename is done
+  if (!lock) return lock.status();
   const auto started = std::chrono::steady_clock::now();
   const std::string tmp = path + ".tmp";
   remove_db_files(tmp);
