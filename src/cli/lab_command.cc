@@ -108,7 +108,20 @@ class LabCommand final : public Subcommand {
   }
 
  private:
+  // --state '' or --db '' given: an empty value is a mistake, not "the default".
+  // Regression: `--state ''` wrote into the default folder.
+  Status check_not_empty(const CLI::App& sub) const {
+    for (auto [flag, value] : {std::pair{"--state", &state_}, std::pair{"--db", &db_}}) {
+      if (sub.count(flag) > 0 && value->empty()) {
+        return Status::invalid_argument(
+            fmt::format("{}: empty; give a folder or URL, or leave the flag out", flag));
+      }
+    }
+    return Status::ok();
+  }
+
   int run_data() {
+    if (Status s = check_not_empty(*data_); !s) return report_failure(s);
     auto records = core::parse_count(records_);
     if (!records) return report_failure(records.status().with_context("--records"));
     spec_.records = *records;
@@ -141,6 +154,11 @@ class LabCommand final : public Subcommand {
   }
 
   int run_billing() {
+    if (Status s = check_not_empty(*billing_); !s) return report_failure(s);
+    if (billing_->count("--date") > 0 && date_.empty()) {
+      return report_failure(
+          Status::invalid_argument("--date: empty; give YYYY-MM-DD, or leave it out"));
+    }
     if (!date_.empty()) {
       if (auto w = store::billing_window(date_); !w) {
         return report_failure(w.status().with_context("--date"));

@@ -75,9 +75,20 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     fmt::print(stderr, "knee: {}\nRun 'knee {}--help' for the accepted options.\n", e.what(),
                [&]() -> std::string {
-                 for (CLI::App* s : subs)
-                   if (s->parsed()) return s->get_name() + " ";
-                 return "";
+                 // The deepest subcommand parsed: "lab data ", "model usl ".
+                 // Regression: `knee lab data --days 2.5` pointed to 'knee lab --help'.
+                 std::string path;
+                 for (CLI::App* s : subs) {
+                   if (!s->parsed()) continue;
+                   path = s->get_name() + " ";
+                   for (CLI::App* sub = s; sub != nullptr;) {
+                     CLI::App* next = nullptr;
+                     for (CLI::App* child : sub->get_subcommands()) next = child;
+                     if (next != nullptr) path += next->get_name() + " ";
+                     sub = next;
+                   }
+                 }
+                 return path;
                }());
     return knee::cli::kExitBadInput;
   }

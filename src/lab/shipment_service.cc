@@ -47,6 +47,9 @@ std::string error_body(std::string_view reason) {
   return out;
 }
 
+// 9999-12-31T23:59:59.999Z: the latest event time taken.
+constexpr int64_t kMaxEventMs = 253'402'300'799'999;
+
 int64_t wall_ms_now() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
              std::chrono::system_clock::now().time_since_epoch())
@@ -81,8 +84,12 @@ Result<store::Event> parse_event(std::string_view json) {
   auto at = doc.find("atMs");
   if (at == doc.end()) {
     e.at_ms = wall_ms_now();
-  } else if (!at->is_number_integer() || at->get<int64_t>() < 0) {
-    return Status::invalid_argument("field 'atMs' must be Unix milliseconds, an integer >= 0");
+  } else if (!at->is_number_integer() || at->get<int64_t>() < 0 ||
+             at->get<int64_t>() > kMaxEventMs) {
+    // Regression: 9223372036854775807 was taken, and that event stayed the newest for ever.
+    return Status::invalid_argument(
+        "field 'atMs' must be Unix milliseconds, an integer from 0 to 253402300799999 (year "
+        "9999)");
   } else {
     e.at_ms = at->get<int64_t>();
   }

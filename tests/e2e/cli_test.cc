@@ -66,6 +66,12 @@ INSTANTIATE_TEST_SUITE_P(
         BadInput{{"report", "/nonexistent/sweep.json"}, "cannot read '/nonexistent/sweep.json'"},
         BadInput{{"run", "http://127.0.0.1:1/", "-r", "100", "--spin", "1s"}, "--spin"},
         BadInput{{"serve", "--wait", "soon"}, "--wait"},
+        // Regressions: an empty --state meant the default folder; a nested subcommand's bad
+        // value pointed to its parent's --help.
+        BadInput{{"lab", "data", "--state", ""}, "--state: empty"},
+        BadInput{{"lab", "billing", "--date", ""}, "--date: empty"},
+        BadInput{{"lab", "data", "--days", "2.5"}, "Run 'knee lab data --help'"},
+        BadInput{{"lab", "data", "--records", "0"}, "--records: 0 shipments"},
         // Regressions found by a new user:
         BadInput{{"badcmd"}, "unknown command 'badcmd'"},
         BadInput{{"run", "http://127.0.0.1:1/", "-d", "2"}, "-d/--duration"},

@@ -171,7 +171,10 @@ TEST_F(ShipmentServiceTest, BadEventsGet400WithTheReasonAndTheServerKeepsServing
       {R"({"no":"KN0000000001","state":"x","zone":"1","step":"2"})", "application/json",
        "field 'step' must be an integer from 1 to 1000"},
       {R"({"no":"KN0000000001","state":"x","zone":"1","step":2,"atMs":-5})", "application/json",
-       "field 'atMs' must be Unix milliseconds, an integer >= 0"},
+       "field 'atMs' must be Unix milliseconds, an integer from 0 to 253402300799999 (year 9999)"},
+      {R"({"no":"KN0000000001","state":"x","zone":"1","step":2,"atMs":9223372036854775807})",
+       "application/json",
+       "field 'atMs' must be Unix milliseconds, an integer from 0 to 253402300799999 (year 9999)"},
       {event_body(1, 2, 5), "text/plain", "Content-Type must be application/json"},
       {event_body(1, 2, 5), "", "no Content-Type: send application/json"},
   };
