@@ -22,6 +22,8 @@ std::string flag_of(const std::string& field) {
       {"cacert", "--cacert"}, {"cert", "--cert"}, {"key", "--key"}, {"tls", "--tls"},
       {"h2", "--h2/--h2c"}, {"streams", "--streams"}, {"pipeline", "--pipeline"},
       {"per_connection", "--streams/--pipeline"}, {"records", "--records"}, {"days", "--days"},
+      {"cache", "--cache"}, {"store_threads", "--store-threads"},
+      {"commit_batch", "--commit-batch"}, {"commit_delay", "--commit-delay"},
       {"sellers", "--sellers"}};
   // clang-format on
   for (const auto& [f, flag] : kFlags) {

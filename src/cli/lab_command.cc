@@ -37,7 +37,7 @@ core::Result<std::string> store_location(const std::string& state_dir, const std
       return core::Status::invalid_argument(
           "--state and --db: give one; SQLite lives in the state folder, PostgreSQL at --db");
     }
-    if (!db.starts_with("postgresql://") && !db.starts_with("postgres://")) {
+    if (!store::is_postgres_url(db)) {
       return core::Status::invalid_argument(
           fmt::format("--db: '{}' is not a postgresql:// URL; give "
                       "postgresql://USER@HOST:PORT/DB (SQLite needs no --db: it lives in --state)",

@@ -5,7 +5,6 @@
 // and its SHA-256 fingerprint.
 #include <fmt/core.h>
 
-#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <tuple>
@@ -125,9 +124,7 @@ class ServeCommand final : public Subcommand {
     });
     if (!clean) {
       const core::Status& st = clean.status();
-      std::string flag = st.field();  // "commit_batch" -> "--commit-batch: "
-      std::replace(flag.begin(), flag.end(), '_', '-');
-      fmt::print(stderr, "knee serve: {}{}\n", flag.empty() ? "" : "--" + flag + ": ",
+      fmt::print(stderr, "knee serve: {}{}\n", st.field().empty() ? "" : flag_of(st.field()) + ": ",
                  st.message());
       return clean.status().code() == core::Status::Code::kInvalidArgument ? kExitBadInput
                                                                            : kExitRunFailed;

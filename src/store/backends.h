@@ -11,9 +11,6 @@
 
 namespace knee::store {
 
-// postgresql:// or postgres:// (libpq's connection URIs).
-bool is_postgres_url(std::string_view location);
-
 core::Result<std::unique_ptr<Store>> open_sqlite(const std::string& path);
 core::Result<LoadStats> load_sqlite(const std::string& path, const DataSpec& spec, bool replace,
                                     const LoadProgress& progress,

@@ -100,6 +100,10 @@ class Store {
   virtual void interrupt() = 0;
 };
 
+// Whether `location` names PostgreSQL: a postgresql:// or postgres:// URL (libpq's URI forms);
+// anything else is an SQLite file path.
+bool is_postgres_url(std::string_view location);
+
 // Opens the store at `location`: a postgresql:// (or postgres://) URL in libpq's form, whose
 // database holds the schema knee that load_data made; otherwise the path of an SQLite database
 // file that load_data created. Errors: kInvalidArgument naming the file or database when it

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "net/socket.h"
+#include "store/data.h"
 #include "support/blocking_client.h"
 #include "support/postgres.h"
 #include "support/subprocess.h"
@@ -21,11 +22,7 @@ namespace {
 
 using testing::run_process;
 
-std::string tracking_number(int64_t id) {
-  char buf[16];
-  std::snprintf(buf, sizeof buf, "KN%010lld", static_cast<long long>(id));
-  return buf;
-}
+using store::tracking_number;
 
 TEST(LabData, MakesADataSetAndKeepsItUnlessReplaced) {
   testing::TempDir dir("knee-e2e-data");
