@@ -24,7 +24,8 @@ std::string flag_of(const std::string& field) {
       {"per_connection", "--streams/--pipeline"}, {"records", "--records"}, {"days", "--days"},
       {"cache", "--cache"}, {"store_threads", "--store-threads"},
       {"commit_batch", "--commit-batch"}, {"commit_delay", "--commit-delay"},
-      {"sellers", "--sellers"}};
+      {"sellers", "--sellers"}, {"mix", "--mix"}, {"shipments", "--shipments"},
+      {"zipf", "--zipf"}, {"stages", "--stages"}};
   // clang-format on
   for (const auto& [f, flag] : kFlags) {
     if (field == f) return flag;

@@ -35,7 +35,8 @@ void LoadFlags::add_to(CLI::App& app, bool url_required, bool with_connections) 
       ->each([this](const std::string&) { requests_given = true; });
   app.add_option("-w,--warmup", warmup,
                  "Warm-up before it: requests flow, samples are discarded; 0 for none")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->each([this](const std::string&) { warmup_given = true; });
   app.add_option("--timeout", timeout, "Per-request timeout; a late response counts as a timeout")
       ->capture_default_str();
   app.add_option("--grace", grace,
@@ -51,6 +52,24 @@ void LoadFlags::add_to(CLI::App& app, bool url_required, bool with_connections) 
                "connect and the TLS handshake");
   add_tls_flags(app);
   add_protocol_flags(app);
+  add_mix_flags(app);
+}
+
+void LoadFlags::add_mix_flags(CLI::App& app) {
+  app.add_option(
+      "--mix", mix,
+      "A request mix on the URL's host: 'METHOD /target[ @BODY_FILE]=WEIGHT,...', "
+      "weights all ratios (=5) or all rates (=97.22/s: open loop at their sum unless "
+      "-r); each endpoint is reported apart. Not with -m or --body; -H applies to all; a .json "
+      "body goes with Content-Type: application/json unless -H names one");
+  app.add_option("--shipments", shipments,
+                 "{shipment} in a target or body expands to a tracking number of ids 1..COUNT "
+                 "(knee lab data's --records; k, M, G allowed)")
+      ->capture_default_str();
+  app.add_option("--zipf", zipf,
+                 "Draw {shipment} by Zipf's law with this exponent (e.g. 1.0: a few hot "
+                 "shipments) instead of uniformly")
+      ->each([this](const std::string&) { zipf_given = true; });
 }
 
 void LoadFlags::add_protocol_flags(CLI::App& app) {
@@ -86,6 +105,11 @@ void LoadFlags::add_rate_to(CLI::App& app) {
                  "the server does; latency is measured from each request's intended send time "
                  "(above 0, at most 1e6)")
       ->each([this](const std::string&) { rate_given = true; });
+  app.add_option("--stages", stages,
+                 "Open loop at a changing rate, k6's stages: 'DURATION:RATE,...', each ramping "
+                 "linearly from the previous rate (first from 0), e.g. '30s:100,1m:500,30s:0'; "
+                 "the run lasts their sum (not with -r, -d or -n; -w defaults to 0 and is their "
+                 "first part), with a per-second timeline in the report");
   app.add_option("--spin", spin,
                  "Open loop: busy-poll this long before each intended send instead of sleeping "
                  "(e.g. 500us, at most 10ms): punctual sends on hosts with slow wake-ups, for a "

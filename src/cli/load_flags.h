@@ -50,6 +50,13 @@ struct LoadFlags {
   int pipeline = 1;  // --pipeline: HTTP/1.1 requests in flight per connection
   // Requests in flight per connection these flags ask for (streams or pipeline).
   int per_connection() const { return h2 || h2c ? streams : pipeline; }
+  // A request mix (engine/mix.h) and {shipment}'s ids (engine/shipments.h).
+  std::string mix;
+  std::string stages;                // --stages (run): open loop at a changing rate
+  bool warmup_given = false;         // set by -w
+  std::string shipments = "100000";  // a count, k/M/G allowed (core::parse_count)
+  double zipf = 0;
+  bool zipf_given = false;
 
   // Declares the URL (positional), -t, -d, -w, --timeout, --grace, -m, -H, --body, --body-file,
   // the TLS and protocol flags, and -c unless `with_connections` is false (sweep's levels are its
@@ -59,6 +66,10 @@ struct LoadFlags {
   void add_tls_flags(CLI::App& app);
   // Declares --h2, --h2c, --streams and --pipeline.
   void add_protocol_flags(CLI::App& app);
+  // -r, or a --mix whose weights are rates: the run is open loop (call after parsing).
+  bool open_loop() const;
+  // Declares --mix, --shipments and --zipf.
+  void add_mix_flags(CLI::App& app);
   // Those flags into `out`, checked against `target` (null: not known yet). Errors:
   // kInvalidArgument for --h2 with http:// or --h2c with https://, both at once, --streams
   // without HTTP/2 or --pipeline with it.
@@ -67,14 +78,15 @@ struct LoadFlags {
   // kInvalidArgument for a TLS flag with an http:// target, a --tls other than 1.2 or 1.3, or -k
   // with --cacert (the files are checked by net::TlsContext::create).
   core::Status tls_options(const http::Url* target, net::TlsOptions& out) const;
-  // Declares -r/--rate and --spin (run).
+  // Declares -r/--rate, --stages and --spin (run).
   void add_rate_to(CLI::App& app);
   // Declares --arrival and --seed, with `context` in their help ("With --rate: ").
   void add_arrival_to(CLI::App& app, const std::string& context = "Open loop: ");
   // Parses everything into options. With -r and no -c, the pool's cap is left to the engine's
   // default for the rate. Without `with_url` the URL is left for the caller to set (scenarios).
   // Errors: kInvalidArgument naming the option field (report_failure maps it to its flag);
-  // kIoError when --body-file cannot be read.
+  // kIoError when --body-file cannot be read. A --mix with rates (=R/s) and no -r makes the run
+  // open loop at their sum.
   core::Result<engine::LoadOptions> to_options(bool with_url = true) const;
   // --arrival and --seed do nothing in a closed loop: given without the open loop (`open_loop`
   // false), kInvalidArgument naming the flag and `rate_flag`, the flag that would make one.

@@ -38,6 +38,29 @@ report::LoadParams load_params(const engine::LoadOptions& o, const std::string& 
   if (!o.keepalive) p.new_connection_per_request = true;
   if (o.h2) p.protocol = o.request.url.scheme == "https" ? "h2" : "h2c";
   if (o.per_connection > 1) p.per_connection = o.per_connection;
+  bool shipments = o.request.url.target.find("{shipment}") != std::string::npos ||
+                   o.request.body.find("{shipment}") != std::string::npos;
+  if (!o.mix.empty()) {
+    std::string text;
+    for (const engine::MixEndpoint& e : o.mix) {
+      text += fmt::format("{}{}={:g}", text.empty() ? "" : ",", e.name, e.weight);
+      shipments = shipments || e.request.url.target.find("{shipment}") != std::string::npos ||
+                  e.request.body.find("{shipment}") != std::string::npos;
+    }
+    p.mix = text;
+  }
+  if (!o.stages.empty()) {
+    std::string text;
+    for (const engine::Stage& st : o.stages) {
+      text += fmt::format("{}{:g}s:{:g}", text.empty() ? "" : ",",
+                          std::chrono::duration<double>(st.duration).count(), st.target_rps);
+    }
+    p.stages = text;
+  }
+  if (shipments) {
+    p.shipments = o.shipments.count;
+    p.zipf = o.shipments.zipf;
+  }
   if (o.request.url.scheme == "https") {
     report::TlsParams t;
     t.verify = o.tls.verify;

@@ -52,7 +52,7 @@ class RunCommand final : public Subcommand {
 
   int run() override {
     outputs_.resolve(*app_, flags_.url);
-    const bool open_loop = app_->count("--rate") > 0;
+    const bool open_loop = flags_.open_loop();
     if (Status s = LoadFlags::check_open_loop_only(*app_, open_loop, "-r RATE"); !s) {
       return report_failure(s);
     }

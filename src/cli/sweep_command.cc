@@ -236,6 +236,12 @@ class SweepCommand final : public Subcommand {
       if (base.status().field() == "connections") return base.status().with_field("levels");
       return base.status();
     }
+    if (!by_rate && base->rate_rps) {
+      return core::Status::invalid_field(
+          "mix",
+          "rates (=R/s) make an open loop: sweep it with --rate RATES (the weights then give the "
+          "proportions), or give the weights as ratios (=5) for a closed-loop sweep");
+    }
     base->max_connections = max_connections_;
     return engine::sweep_plan(*base, levels, by_rate, repeat_);
   }

@@ -108,7 +108,19 @@ uint64_t RunStats::total_errors() const {
   return n;
 }
 
+void EndpointStats::merge(const EndpointStats& o) {
+  sent += o.sent;
+  completed += o.completed;
+  aborted += o.aborted;
+  ok_completed_in_phase += o.ok_completed_in_phase;
+  for (size_t i = 0; i < errors.size(); ++i) errors[i] += o.errors[i];
+  for (const auto& [code, n] : o.status) status[code] += n;
+  latency_ns.merge(o.latency_ns);
+}
+
 void RunStats::merge(const RunStats& other) {
+  if (endpoints.size() < other.endpoints.size()) endpoints.resize(other.endpoints.size());
+  for (size_t i = 0; i < other.endpoints.size(); ++i) endpoints[i].merge(other.endpoints[i]);
   connects.merge(other.connects);
   latency_ns.merge(other.latency_ns);
   service_time_ns.merge(other.service_time_ns);

@@ -101,6 +101,25 @@ struct ConnectStats {
   void merge(const ConnectStats& o);
 };
 
+// One endpoint of a request mix (engine/mix.h): the measured requests that went to it and how
+// they ended, the same books as RunStats keeps for the whole run (sent == completed +
+// request_failures(errors) + aborted), and the latency of its successful responses, ns.
+struct EndpointStats {
+  EndpointStats() : latency_ns(Histogram::for_latency()) {}
+  std::string name;  // "METHOD /target" (engine::MixEndpoint::name)
+  double share = 0;  // its weight over the mix's sum, 0..1
+  uint64_t sent = 0;
+  uint64_t completed = 0;  // any status
+  uint64_t aborted = 0;
+  uint64_t ok_completed_in_phase = 0;  // open loop's throughput, as RunStats's
+  ErrorCounts errors{};
+  std::map<int, uint64_t> status;  // responses by status code
+  Histogram latency_ns;
+
+  uint64_t ok() const { return completed - errors[static_cast<size_t>(ErrorKind::kStatus)]; }
+  void merge(const EndpointStats& o);
+};
+
 struct RunStats {
   static constexpr int kMaxStatus = 600;
 
@@ -187,6 +206,9 @@ struct RunStats {
   // Integral over the measured phase of the requests in the system (waiting or in flight), in
   // request-ns: divided by the phase's length it is the mean number in the system (Little's L).
   double in_system_ns = 0;
+  // With a request mix: the figures of each endpoint, in the mix's order (their sums are the
+  // run's own sent, completed, aborted and errors); empty otherwise.
+  std::vector<EndpointStats> endpoints;
 
   void count_error(ErrorKind kind, std::string_view cause);
   // Adds `count` under cause `key` ("<kind>: <cause>"), or under "<kind>: other causes" once
@@ -216,6 +238,7 @@ struct LatencyInterval {
   double length_s = 0;
   int64_t count = 0;  // successful responses
   int64_t p50_ns = 0, p99_ns = 0, max_ns = 0;
+  double target_rps = 0;  // open loop with --stages: the rate the stages intended in it
 };
 
 // What one load run measured: its statistics and the load that produced them. Rates are over

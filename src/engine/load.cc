@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "engine/load_worker.h"
+#include "engine/mix.h"
 #include "net/socket.h"
 
 namespace knee::engine {
@@ -87,14 +88,35 @@ Status LoadOptions::validate() const {
     return Status::invalid_field(
         "url", fmt::format("{}: knee speaks http:// and https://", request.url.to_string()));
   }
-  // Only {conn} and {seq} expand; anything else in braces is almost surely a typo.
-  const std::string& target = request.url.target;
-  for (size_t at = target.find('{'); at != std::string::npos; at = target.find('{', at + 1)) {
-    const std::string_view rest = std::string_view(target).substr(at);
-    if (!rest.starts_with("{conn}") && !rest.starts_with("{seq}")) {
+  if (!stages.empty()) {
+    const RateProfile profile(stages);
+    if (!rate_rps || *rate_rps != profile.peak_rps()) {
+      return Status::invalid_field("stages", "the open loop's rate must be the stages' peak");
+    }
+    if (warmup + duration != profile.total()) {
       return Status::invalid_field(
-          "url", fmt::format("unknown placeholder at '{}'; only {{conn}} and {{seq}} expand",
-                             rest.substr(0, 12)));
+          "stages", fmt::format("warm-up and measured phase must last the stages' {:.3f} s",
+                                std::chrono::duration<double>(profile.total()).count()));
+    }
+    if (requests) return Status::invalid_field("stages", "not with -n: the stages set the length");
+  }
+  if (Status s = check_placeholders(request.url.target, "url"); !s) return s;
+  if (Status s = shipments.validate(); !s) return s;
+  if (mix.size() > kMaxMixEntries) {
+    return Status::invalid_field(
+        "mix", fmt::format("{} endpoints; give at most {}", mix.size(), kMaxMixEntries));
+  }
+  for (const MixEndpoint& e : mix) {
+    if (!(e.weight > 0) || !std::isfinite(e.weight)) {
+      return Status::invalid_field(
+          "mix", fmt::format("{}: weight {} is not a number above 0", e.name, e.weight));
+    }
+    if (Status s = check_placeholders(e.request.url.target, "mix"); !s) {
+      return s.with_context(e.name);
+    }
+    if (auto compiled = http::RequestTemplate::compile(e.request); !compiled) {
+      return Status::invalid_field("mix",
+                                   fmt::format("{}: {}", e.name, compiled.status().message()));
     }
   }
   if (auto compiled = http::RequestTemplate::compile(request); !compiled) return compiled.status();
@@ -112,6 +134,67 @@ int LoadOptions::connection_slots() const {
 
 namespace {
 
+// The request as sent: with --no-keepalive, "Connection: close" unless a Connection field is
+// there already (RFC 9112 section 9.6).
+http::RequestSpec request_as_sent(const http::RequestSpec& request, bool keepalive) {
+  http::RequestSpec spec = request;
+  if (keepalive) return spec;
+  for (const auto& [name, value] : spec.headers) {
+    if (name.size() == 10 && strncasecmp(name.c_str(), "connection", 10) == 0) return spec;
+  }
+  spec.headers.emplace_back("Connection", "close");
+  return spec;
+}
+
+// Every endpoint's request compiled once (the one request without a mix), for HTTP/1.1 or, with
+// --h2, HTTP/2.
+Result<WorkerRequests> compile_requests(const LoadOptions& options) {
+  WorkerRequests out;
+  std::vector<const http::RequestSpec*> specs;
+  if (options.mix.empty()) {
+    specs.push_back(&options.request);
+  } else {
+    for (const MixEndpoint& e : options.mix) {
+      specs.push_back(&e.request);
+      out.weights.push_back(e.weight);
+    }
+  }
+  for (const http::RequestSpec* spec : specs) {
+    if (options.h2) {
+      auto h2 = http::H2Request::compile(*spec);
+      if (!h2) return h2.status();
+      out.h2.push_back(std::move(h2).value());
+      out.uses_shipment |= out.h2.back().uses_shipment;
+    } else {
+      auto compiled = http::RequestTemplate::compile(request_as_sent(*spec, options.keepalive));
+      if (!compiled) return compiled.status();
+      out.h1.push_back(std::move(compiled).value());
+      out.uses_shipment |= out.h1.back().uses_shipment();
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+Status check_placeholders(std::string_view target, std::string_view field) {
+  // Only {conn}, {seq} and {shipment} expand; anything else in braces is almost surely a typo.
+  for (size_t at = target.find('{'); at != std::string::npos; at = target.find('{', at + 1)) {
+    const std::string_view rest = target.substr(at);
+    if (!rest.starts_with("{conn}") && !rest.starts_with("{seq}") &&
+        !rest.starts_with("{shipment}")) {
+      return Status::invalid_field(
+          std::string(field),
+          fmt::format("unknown placeholder at '{}'; only {{conn}}, {{seq}} and {{shipment}} "
+                      "expand",
+                      rest.substr(0, 12)));
+    }
+  }
+  return Status::ok();
+}
+
+namespace {
+
 // Lets a run open as many sockets as the hard limit allows (the soft limit is often 1024).
 void raise_fd_limit() {
   rlimit r{};
@@ -124,18 +207,6 @@ void raise_fd_limit() {
 }  // namespace
 
 namespace {
-
-// The request as sent: with --no-keepalive, "Connection: close" unless a Connection field is
-// there already (RFC 9112 section 9.6).
-http::RequestSpec request_as_sent(const LoadOptions& options) {
-  http::RequestSpec spec = options.request;
-  if (options.keepalive) return spec;
-  for (const auto& [name, value] : spec.headers) {
-    if (name.size() == 10 && strncasecmp(name.c_str(), "connection", 10) == 0) return spec;
-  }
-  spec.headers.emplace_back("Connection", "close");
-  return spec;
-}
 
 // --h2c's pre-flight: the connection preface and an empty SETTINGS frame (RFC 9113 §3.4), and
 // the server's first frame must be its SETTINGS. An HTTP/1.1 server answers with a status line
@@ -171,15 +242,9 @@ Status check_h2c(const net::SocketAddress& address, core::Nanos timeout) {
 
 Result<core::RunResult> run_load(const LoadOptions& options, const RunControl& control) {
   if (Status s = options.validate(); !s) return s;
-  auto compiled = http::RequestTemplate::compile(request_as_sent(options));
+  auto compiled = compile_requests(options);
   if (!compiled) return compiled.status();
-  const http::RequestTemplate request = std::move(compiled).value();
-  std::optional<http::H2Request> h2_request;
-  if (options.h2) {
-    auto h2 = http::H2Request::compile(options.request);
-    if (!h2) return h2.status();
-    h2_request = std::move(h2).value();
-  }
+  const WorkerRequests requests = std::move(compiled).value();
 
   const http::Url& url = options.request.url;
   // The TLS files first: an unreadable --cacert or a key that is not the certificate's is bad
@@ -270,8 +335,10 @@ Result<core::RunResult> run_load(const LoadOptions& options, const RunControl& c
     cfg.address = *address;
     cfg.tls = tls.get();
     cfg.server_name = url.host;
-    cfg.request = &request;
-    if (h2_request) cfg.h2_request = &*h2_request;
+    cfg.requests = &requests;
+    cfg.shipments = options.shipments;
+    // Each thread its own stream of ids, repeatable from the run's seed.
+    cfg.shipment_seed = options.seed * uint64_t{0x9e3779b97f4a7c15} + static_cast<uint64_t>(t);
     cfg.per_connection = options.per_connection;
     cfg.connections = slots / options.threads + (t < slots % options.threads ? 1 : 0);
     cfg.first_connection = next_connection;
@@ -292,7 +359,10 @@ Result<core::RunResult> run_load(const LoadOptions& options, const RunControl& c
       lives.push_back(std::make_unique<WorkerLive>());
       cfg.live = lives.back().get();
     }
-    if (options.rate_rps) {
+    if (!options.stages.empty()) {
+      cfg.schedule.emplace(options.arrival, RateProfile(options.stages), options.seed, t,
+                           options.threads);
+    } else if (options.rate_rps) {
       cfg.schedule.emplace(options.arrival, *options.rate_rps, options.seed, t, options.threads);
     }
     workers.push_back(std::make_unique<LoadWorker>(std::move(cfg)));
@@ -378,6 +448,14 @@ Result<core::RunResult> run_load(const LoadOptions& options, const RunControl& c
   result.per_connection = options.per_connection;
   result.h2 = options.h2;
   result.target_rate_rps = options.rate_rps.value_or(0.0);
+  if (!options.stages.empty()) {
+    // The rate the stages intended over the measured phase, and in each of its intervals.
+    const RateProfile profile(options.stages);
+    const double from = static_cast<double>(options.warmup.count());
+    const double length = static_cast<double>(options.duration.count());
+    result.target_rate_rps =
+        (profile.arrivals_until(from + length) - profile.arrivals_until(from)) / length * 1e9;
+  }
   result.measure_start_epoch_s =
       start_epoch_s + std::chrono::duration<double>(options.warmup).count();
   result.threads = options.threads;
@@ -390,9 +468,26 @@ Result<core::RunResult> run_load(const LoadOptions& options, const RunControl& c
     result.stats.merge(workers[t]->result());
     result.interrupted = result.interrupted || workers[t]->interrupted();
   }
+  double total_weight = 0;
+  for (const MixEndpoint& e : options.mix) total_weight += e.weight;
+  for (size_t i = 0; i < options.mix.size() && i < result.stats.endpoints.size(); ++i) {
+    result.stats.endpoints[i].name = options.mix[i].name;
+    result.stats.endpoints[i].share = options.mix[i].weight / total_weight;
+  }
   // Interval i covers [i, i+1) intervals from the start, the last one up to the end of the
   // measured phase.
   if (intervals) result.intervals = folder->take_summaries();
+  if (!options.stages.empty()) {
+    const RateProfile profile(options.stages);
+    const double from = static_cast<double>(options.warmup.count());
+    const double until = from + static_cast<double>(options.duration.count());
+    for (core::LatencyInterval& i : result.intervals) {
+      const double a = from + i.start_s * 1e9;
+      const double b = std::min(until, a + i.length_s * 1e9);
+      if (b > a)
+        i.target_rps = (profile.arrivals_until(b) - profile.arrivals_until(a)) / (b - a) * 1e9;
+    }
+  }
   if (result.interrupted) {  // the measured phase ended when the user stopped it
     core::TimePoint end = std::min(clock.now(), phases.measure_until);
     result.duration_s =

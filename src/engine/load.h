@@ -30,6 +30,7 @@
 #include "engine/intervals.h"
 #include "engine/live.h"
 #include "engine/schedule.h"
+#include "engine/shipments.h"
 #include "http/request.h"
 #include "net/tls.h"
 
@@ -38,10 +39,25 @@ namespace knee::engine {
 // The highest open-loop rate accepted, req/s: ten times what one knee thread sends on loopback.
 inline constexpr double kMaxRateRps = 1e6;
 
+// One endpoint of a request mix (engine/mix.h): its request on the run's target and its weight.
+struct MixEndpoint {
+  std::string name;  // "METHOD /target" as typed, placeholders unexpanded: the report's key
+  http::RequestSpec request;
+  double weight = 1;  // > 0, relative to the other endpoints'
+};
+
 struct LoadOptions {
-  http::RequestSpec request;  // target URL, method, headers, body
-  int connections = 10;       // closed loop: N, the concurrent connections, >= 1
-  int threads = 1;            // worker threads, 1..connection_slots()
+  // Target URL, method, headers, body. With a mix, the run's target (its host and port are
+  // every endpoint's); its method, target and body are then not sent.
+  http::RequestSpec request;
+  // A request mix when non-empty (2..kMaxMixEntries endpoints, or 1): requests go to the
+  // endpoints in smooth weighted round robin, each endpoint with its own figures
+  // (RunStats::endpoints).
+  std::vector<MixEndpoint> mix;
+  // Where {shipment} draws its ids from (engine/shipments.h).
+  ShipmentDraw shipments;
+  int connections = 10;  // closed loop: N, the concurrent connections, >= 1
+  int threads = 1;       // worker threads, 1..connection_slots()
   core::Nanos duration = std::chrono::seconds(2);  // measured phase, > 0
   core::Nanos warmup = std::chrono::seconds(1);    // discarded phase, >= 0
   core::Nanos timeout = std::chrono::seconds(10);  // per request, > 0
@@ -52,6 +68,10 @@ struct LoadOptions {
   // Open loop: the most connections the pool may open, >= 1; nullopt: default_pool_size(rate).
   std::optional<int> max_connections;
   Arrival arrival = Arrival::kUniform;  // open loop: spacing of arrivals
+  // Open loop at a changing rate (--stages) when non-empty: the stages run from the run's start
+  // (the warm-up is their first `warmup`), so warmup + duration must equal their total and
+  // rate_rps (which sizes the pool) their peak.
+  std::vector<Stage> stages;
   uint64_t seed = 1;                    // open loop: Poisson RNG seed
   core::Nanos interval{0};  // > 0: per-interval latency histograms in RunResult::intervals
   // Open loop: busy-poll (epoll with a zero timeout) this long before each intended send
@@ -93,8 +113,8 @@ struct LoadOptions {
   core::Nanos grace_or_default() const { return grace.value_or(timeout); }
   // The first invalid field, or ok. Errors: kInvalidArgument with field() one of
   // "connections", "max_connections", "threads", "duration", "warmup", "timeout", "rate_rps",
-  // "spin", "url", "requests", "per_connection" (callers name it in their own words: a flag, a
-  // scenario key).
+  // "spin", "url", "requests", "per_connection", "mix", "shipments", "zipf", "stages" (callers name it in
+  // their own words: a flag, a scenario key).
   core::Status validate() const;
 };
 
@@ -117,6 +137,10 @@ struct RunControl {
   // Optional; it must return quickly (an HdrHistogram log line is fine).
   std::function<void(const IntervalRecord&)> on_interval;
 };
+
+// Braces in a request target other than the placeholders {conn}, {seq} and {shipment}: almost
+// surely a typo. Errors: kInvalidArgument with field() `field`.
+core::Status check_placeholders(std::string_view target, std::string_view field);
 
 // Runs one load test. Errors: kInvalidArgument for bad options (a scheme other than http and
 // https, a bad method, an unreadable CA bundle or client certificate), kUnavailable when the

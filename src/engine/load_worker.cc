@@ -48,6 +48,12 @@ LoadWorker::LoadWorker(WorkerConfig config)
       in_system_(config_.phases) {
   config_.per_connection = std::max(1, config_.per_connection);
   feeder_ = make_feeder(config_, config_.phases);
+  if (mix()) {
+    picker_.emplace(config_.requests->weights);
+    stats_.endpoints.resize(config_.requests->weights.size());
+  }
+  if (config_.requests->uses_shipment)
+    shipment_picker_.emplace(config_.shipments, config_.shipment_seed);
 }
 
 LoadWorker::~LoadWorker() = default;
@@ -449,8 +455,11 @@ void LoadWorker::send(uint32_t l, TimePoint now, TimePoint intended, bool measur
     c.tcp_base = c.connect_at >= config_.phases.measure_from ? net::TcpCounters{}
                                                              : net::tcp_counters(c.transport->fd());
   }
+  lane.endpoint = picker_ ? static_cast<uint32_t>(picker_->next()) : 0;
+  const uint64_t shipment = shipment_picker_ ? shipment_picker_->next() : 1;
   if (measured) {
     ++stats_.sent;
+    if (mix()) ++endpoint_of(l).sent;
     ++measured_in_flight_;
     ++c.measured_busy;
     const core::Nanos lag = now - intended;
@@ -466,9 +475,9 @@ void LoadWorker::send(uint32_t l, TimePoint now, TimePoint intended, bool measur
   in_system_.change(now, +1);
   const uint64_t conn_number = config_.first_connection + ci;
   if (h2()) {
-    const http::H2Request* request = config_.h2_request;
+    const http::H2Request* request = &config_.requests->h2[lane.endpoint];
     if (request->has_placeholders) {
-      request->render(conn_number, c.seq, lane.h2_rendered);
+      request->render(conn_number, c.seq, lane.h2_rendered, shipment);
       request = &lane.h2_rendered;
     }
     ++c.seq;
@@ -484,10 +493,10 @@ void LoadWorker::send(uint32_t l, TimePoint now, TimePoint intended, bool measur
       write_later(ci);
     }
   } else {
-    const http::RequestTemplate& request = *config_.request;
+    const http::RequestTemplate& request = config_.requests->h1[lane.endpoint];
     const std::string* bytes = &lane.rendered;
     if (request.has_placeholders()) {
-      request.render(conn_number, c.seq, lane.rendered);
+      request.render(conn_number, c.seq, lane.rendered, shipment);
     } else {
       bytes = &request.fixed();
     }
@@ -639,7 +648,9 @@ bool LoadWorker::parse_h1(uint32_t ci, const char* data, size_t size) {
                           "the server announced Connection: close before answering");
           return false;
         }
-        if (!c.awaiting.empty()) c.parser.reset(config_.request->is_head());
+        if (!c.awaiting.empty()) {
+          c.parser.reset(config_.requests->h1[lanes_[c.awaiting.front()].endpoint].is_head());
+        }
         break;
       }
       case http::ResponseParser::State::kError: {
@@ -764,8 +775,8 @@ void LoadWorker::resend_waiting(uint32_t ci) {
     Lane& lane = lanes_[l];
     if (lane.state != LaneState::kBusy || !lane.resend) continue;
     // The same request again, its latency still running from when it was first meant to go.
-    const http::H2Request* request =
-        config_.h2_request->has_placeholders ? &lane.h2_rendered : config_.h2_request;
+    const http::H2Request& sent = config_.requests->h2[lane.endpoint];
+    const http::H2Request* request = sent.has_placeholders ? &lane.h2_rendered : &sent;
     auto stream = c.h2->submit(l, *request);
     if (!stream) {
       const std::string why = stream.status().message();
@@ -810,17 +821,26 @@ void LoadWorker::complete_lane(uint32_t l, TimePoint now, int code, uint64_t bod
   }
   // Open loop's throughput: measured requests answered inside the phase (warm-up arrivals that
   // drain into it are not the phase's work).
-  if (code < 400 && lane.measured && config_.phases.measured(now)) ++stats_.ok_completed_in_phase;
+  const bool in_phase = code < 400 && lane.measured && config_.phases.measured(now);
+  if (in_phase) ++stats_.ok_completed_in_phase;
   if (lane.measured) {
     ++stats_.completed;
     stats_.count_status(code);
+    core::EndpointStats* endpoint = mix() ? &endpoint_of(l) : nullptr;
+    if (endpoint != nullptr) {
+      ++endpoint->completed;
+      ++endpoint->status[code];
+      if (in_phase) ++endpoint->ok_completed_in_phase;
+    }
     if (code >= 400) {
       stats_.count_error(ErrorKind::kStatus, std::to_string(code));
+      if (endpoint != nullptr) ++endpoint->errors[static_cast<size_t>(ErrorKind::kStatus)];
     } else {
       saw_target(now);
       check_split(lane, now);
       const int64_t latency = core::elapsed_ns(lane.intended_at, now);
       stats_.latency_ns.record(latency);
+      if (endpoint != nullptr) endpoint->latency_ns.record(latency);
       if (interval_hist_) interval_hist_->record(latency);
       stats_.service_time_ns.record(core::elapsed_ns(lane.sent_at, now));
     }
@@ -844,6 +864,7 @@ void LoadWorker::check_split(const Lane& l, TimePoint now) {
 void LoadWorker::fail_lane(uint32_t l, ErrorKind kind, std::string_view cause) {
   if (lanes_[l].measured) {
     stats_.count_error(kind, cause);
+    if (mix()) ++endpoint_of(l).errors[static_cast<size_t>(kind)];
   } else {
     ++stats_.warmup.errors[static_cast<size_t>(kind)];
   }
@@ -1049,6 +1070,7 @@ void LoadWorker::abort_all(TimePoint now) {
     const Connection& c = conns_[conn_of(l)];
     if (lane.measured) {
       ++stats_.aborted;
+      if (mix()) ++endpoint_of(l).aborted;
       --measured_in_flight_;
       stats_.bytes_received += lane.received;
       const bool answering = !h2() && !c.awaiting.empty() && c.awaiting.front() == l;

@@ -38,7 +38,9 @@
 #include "engine/feeder.h"
 #include "engine/intervals.h"
 #include "engine/live.h"
+#include "engine/mix.h"
 #include "engine/schedule.h"
+#include "engine/shipments.h"
 #include "http/h2_client.h"
 #include "http/request.h"
 #include "http/response_parser.h"
@@ -58,16 +60,29 @@ struct RequestBudget {
   std::atomic<int64_t> end_ns{0};
 };
 
+// The requests a run sends, compiled once and shared read-only by its workers: one per endpoint
+// of a mix (one without), as HTTP/1.1 templates or, for HTTP/2, as H2Requests.
+struct WorkerRequests {
+  std::vector<http::RequestTemplate> h1;  // empty for HTTP/2
+  std::vector<http::H2Request> h2;        // empty for HTTP/1.1
+  // A mix's weights, one per endpoint: the worker keeps per-endpoint books (RunStats::endpoints);
+  // empty without a mix.
+  std::vector<double> weights;
+  bool uses_shipment = false;  // some request holds {shipment}
+};
+
 struct WorkerConfig {
   net::SocketAddress address;
   // https: the run's TLS context (shared, read-only) and the name to verify and send as SNI;
   // null for http.
   const net::TlsContext* tls = nullptr;
   std::string server_name;
-  const http::RequestTemplate* request = nullptr;  // shared, read-only (HTTP/1.1)
-  // HTTP/2 (--h2 over TLS with ALPN h2, --h2c with prior knowledge) when set: the request as
-  // HTTP/2 fields, shared, read-only; `request` is then unused.
-  const http::H2Request* h2_request = nullptr;
+  // What to send; HTTP/2 (--h2 over TLS with ALPN h2, --h2c with prior knowledge) when it holds
+  // H2Requests.
+  const WorkerRequests* requests = nullptr;
+  // {shipment}'s ids, from a picker of this seed.
+  ShipmentDraw shipments;
+  uint64_t shipment_seed = 1;
   // Requests in flight per connection: HTTP/1.1 pipelining depth or HTTP/2 streams, >= 1.
   int per_connection = 1;
   uint64_t first_connection = 0;  // global index of this worker's first slot ({conn})
@@ -135,6 +150,7 @@ class LoadWorker final : public ConnectionPool, private http::H2Client::Listener
     core::TimePoint sent_at{};      // handed to the connection
     std::string rendered;           // HTTP/1.1: its bytes when the template has placeholders
     http::H2Request h2_rendered;    // HTTP/2: its fields when the request has placeholders
+    uint32_t endpoint = 0;          // a mix's endpoint of the request in flight (0 without)
   };
   struct Segment {  // a run of Connection::out that belongs to measured requests or not
     size_t end;
@@ -164,7 +180,12 @@ class LoadWorker final : public ConnectionPool, private http::H2Client::Listener
     bool unwritten = false;  // in unwritten_
   };
 
-  bool h2() const { return config_.h2_request != nullptr; }
+  bool h2() const { return !config_.requests->h2.empty(); }
+  bool mix() const { return !config_.requests->weights.empty(); }
+  // The endpoint's books for the lane's request (a mix only: check mix() first).
+  core::EndpointStats& endpoint_of(uint32_t lane) {
+    return stats_.endpoints[lanes_[lane].endpoint];
+  }
   uint32_t conn_of(uint32_t lane) const {
     return lane / static_cast<uint32_t>(config_.per_connection);
   }
@@ -228,6 +249,8 @@ class LoadWorker final : public ConnectionPool, private http::H2Client::Listener
 
   WorkerConfig config_;
   std::unique_ptr<Feeder> feeder_;
+  std::optional<WeightedRoundRobin> picker_;       // a mix's endpoint for each send
+  std::optional<ShipmentPicker> shipment_picker_;  // {shipment}'s ids
   net::EventLoop* loop_ = nullptr;
   std::vector<Connection> conns_;
   std::vector<Lane> lanes_;

@@ -17,6 +17,7 @@ namespace {
 
 constexpr std::string_view kConn = "{conn}";
 constexpr std::string_view kSeq = "{seq}";
+constexpr std::string_view kShipment = "{shipment}";
 
 std::string lower(std::string_view s) {
   std::string out(s);
@@ -26,10 +27,11 @@ std::string lower(std::string_view s) {
 }
 
 bool holds_placeholder(std::string_view s) {
-  return s.find(kConn) != std::string_view::npos || s.find(kSeq) != std::string_view::npos;
+  return s.find(kConn) != std::string_view::npos || s.find(kSeq) != std::string_view::npos ||
+         s.find(kShipment) != std::string_view::npos;
 }
 
-void expand(std::string_view in, const std::string& conn, const std::string& seq,
+void expand(std::string_view in, const std::string& conn, const std::string& seq, uint64_t shipment,
             std::string& out) {
   out.clear();
   size_t at = 0;
@@ -43,6 +45,9 @@ void expand(std::string_view in, const std::string& conn, const std::string& seq
     } else if (in.substr(brace, kSeq.size()) == kSeq) {
       out += seq;
       at = brace + kSeq.size();
+    } else if (in.substr(brace, kShipment.size()) == kShipment) {
+      append_tracking_number(out, shipment);
+      at = brace + kShipment.size();
     } else {
       out += '{';
       at = brace + 1;
@@ -103,21 +108,22 @@ Result<H2Request> H2Request::compile(const RequestSpec& spec) {
   r.body = spec.body;
   r.has_placeholders = holds_placeholder(r.body);
   for (const auto& [name, value] : r.fields) r.has_placeholders |= holds_placeholder(value);
+  r.uses_shipment = checked->uses_shipment();
   if (!r.body.empty() && !holds_placeholder(r.body)) {
     r.fields.emplace_back("content-length", std::to_string(r.body.size()));
   }
   return r;
 }
 
-void H2Request::render(uint64_t conn, uint64_t seq, H2Request& out) const {
+void H2Request::render(uint64_t conn, uint64_t seq, H2Request& out, uint64_t shipment) const {
   const std::string c = std::to_string(conn);
   const std::string s = std::to_string(seq);
   out.fields.resize(fields.size());
   for (size_t i = 0; i < fields.size(); ++i) {
     out.fields[i].first = fields[i].first;
-    expand(fields[i].second, c, s, out.fields[i].second);
+    expand(fields[i].second, c, s, shipment, out.fields[i].second);
   }
-  expand(body, c, s, out.body);
+  expand(body, c, s, shipment, out.body);
   out.has_placeholders = false;
   out.is_head = is_head;
   out.rendered = true;

@@ -41,6 +41,7 @@ struct H2Request {
   std::vector<std::pair<std::string, std::string>> fields;  // pseudo-header fields first
   std::string body;
   bool has_placeholders = false;
+  bool uses_shipment = false;  // holds {shipment}: the caller draws an id per rendering
   bool is_head = false;
   // Made by render(): its strings change with every rendering, so a session may not keep
   // pointers to them past the stream (H2Client caches the fields of a template only).
@@ -49,8 +50,9 @@ struct H2Request {
   // Errors (kInvalidArgument): a header value with CR, LF or NUL, a Transfer-Encoding or
   // Content-Length field that contradicts the body (as RequestTemplate::compile).
   static core::Result<H2Request> compile(const RequestSpec& spec);
-  // `out` = this request with {conn} -> conn and {seq} -> seq.
-  void render(uint64_t conn, uint64_t seq, H2Request& out) const;
+  // `out` = this request with {conn} -> conn, {seq} -> seq and {shipment} -> the tracking
+  // number of `shipment` (RequestTemplate::render).
+  void render(uint64_t conn, uint64_t seq, H2Request& out, uint64_t shipment = 1) const;
 };
 
 class H2Client {

@@ -13,6 +13,8 @@ namespace {
 
 constexpr std::string_view kConnPlaceholder = "{conn}";
 constexpr std::string_view kSeqPlaceholder = "{seq}";
+constexpr std::string_view kShipmentPlaceholder = "{shipment}";
+constexpr uint64_t kTrackingNumberBytes = 12;  // "KN" and 10 digits
 constexpr std::string_view kUserAgent = "knee/0.1";
 // Piece offsets are 32-bit; 1 GiB leaves room for the fixed lines and headers.
 constexpr size_t kMaxRequestBytes = size_t{1} << 30;
@@ -62,6 +64,17 @@ uint64_t decimal_digits(uint64_t v) {
 
 }  // namespace
 
+void append_tracking_number(std::string& out, uint64_t id) {
+  std::array<char, kTrackingNumberBytes> buf;
+  buf[0] = 'K';
+  buf[1] = 'N';
+  for (size_t i = kTrackingNumberBytes; i > 2; --i) {
+    buf[i - 1] = static_cast<char>('0' + id % 10);
+    id /= 10;
+  }
+  out.append(buf.data(), buf.size());
+}
+
 void RequestTemplate::add_literal(std::string_view s) {
   if (s.empty()) return;
   const auto offset = static_cast<uint32_t>(text_.size());
@@ -82,12 +95,18 @@ void RequestTemplate::add_expanded(std::string_view s, bool in_body) {
   while (!s.empty()) {
     const size_t conn_at = s.find(kConnPlaceholder);
     const size_t seq_at = s.find(kSeqPlaceholder);
-    const size_t at = std::min(conn_at, seq_at);
+    const size_t shipment_at = s.find(kShipmentPlaceholder);
+    const size_t at = std::min({conn_at, seq_at, shipment_at});
     const std::string_view literal = s.substr(0, at);
     add_literal(literal);
     if (in_body) body_literal_bytes_ += literal.size();
     if (at == std::string_view::npos) return;
-    if (at == conn_at) {
+    if (at == shipment_at) {
+      add_slot(PieceKind::kShipment);
+      uses_shipment_ = true;
+      if (in_body) body_literal_bytes_ += kTrackingNumberBytes;  // fixed width
+      s.remove_prefix(at + kShipmentPlaceholder.size());
+    } else if (at == conn_at) {
       add_slot(PieceKind::kConn);
       if (in_body) ++body_conn_slots_;
       s.remove_prefix(at + kConnPlaceholder.size());
@@ -160,7 +179,8 @@ core::Result<RequestTemplate> RequestTemplate::compile(const RequestSpec& spec) 
   }
 
   const bool body_has_placeholders = spec.body.find(kConnPlaceholder) != std::string::npos ||
-                                     spec.body.find(kSeqPlaceholder) != std::string::npos;
+                                     spec.body.find(kSeqPlaceholder) != std::string::npos ||
+                                     spec.body.find(kShipmentPlaceholder) != std::string::npos;
   if (user_content_length != nullptr &&
       (body_has_placeholders || *user_content_length != std::to_string(spec.body.size()))) {
     return Status::invalid_argument(fmt::format(
@@ -220,10 +240,12 @@ core::Result<RequestTemplate> RequestTemplate::compile(const RequestSpec& spec) 
   t.body_literal_bytes_ = body.body_literal_bytes_;
   t.body_conn_slots_ = body.body_conn_slots_;
   t.body_seq_slots_ = body.body_seq_slots_;
+  t.uses_shipment_ = t.uses_shipment_ || body.uses_shipment_;
   return t;
 }
 
-void RequestTemplate::render(uint64_t conn, uint64_t seq, std::string& out) const {
+void RequestTemplate::render(uint64_t conn, uint64_t seq, std::string& out,
+                             uint64_t shipment) const {
   out.clear();
   if (!has_placeholders_) {
     out.append(text_);
@@ -239,6 +261,9 @@ void RequestTemplate::render(uint64_t conn, uint64_t seq, std::string& out) cons
         break;
       case PieceKind::kSeq:
         append_decimal(out, seq);
+        break;
+      case PieceKind::kShipment:
+        append_tracking_number(out, shipment);
         break;
       case PieceKind::kContentLength:
         append_decimal(out, body_literal_bytes_ + body_conn_slots_ * decimal_digits(conn) +

@@ -7,6 +7,11 @@
 // and formats integers: no parsing, no regex, and no allocation once `out` has capacity. A request
 // without placeholders is serialised completely at compile time (fixed()).
 //
+// {shipment} (a shipment of the lab's data set, drawn by the load engine: engine/shipments.h)
+// renders as its tracking number, "KN" and the id in 10 zero-padded digits (store::tracking_number
+// makes the same; tests/store/data_test.cc holds them equal), always 12 bytes, 1 <= id <=
+// kMaxShipmentId.
+//
 // Wire format (RFC 9112 §3 request line, §5 fields, §6.2 Content-Length):
 //   METHOD SP target SP "HTTP/1.1" CRLF
 //   Host: <url.authority()>          unless the spec has a Host header
@@ -31,6 +36,12 @@
 
 namespace knee::http {
 
+// The largest id {shipment} renders in its 10 digits.
+inline constexpr uint64_t kMaxShipmentId = 9'999'999'999;
+
+// Appends {shipment}'s rendering of `id`: "KN" and its last 10 digits, zero-padded (12 bytes).
+void append_tracking_number(std::string& out, uint64_t id);
+
 struct RequestSpec {
   std::string method = "GET";  // an RFC 9110 §5.6.2 token, case-sensitive ("GET", "POST")
   Url url;                     // from parse_url(); url.target is sent as the request target
@@ -52,12 +63,16 @@ class RequestTemplate {
   // Content-Length header when the body holds placeholders.
   static core::Result<RequestTemplate> compile(const RequestSpec& spec);
 
-  // True if the target, a header value or the body holds {conn} or {seq}.
+  // True if the target, a header value or the body holds {conn}, {seq} or {shipment}.
   bool has_placeholders() const { return has_placeholders_; }
+  // True if it holds {shipment}: the caller draws an id for every rendering.
+  bool uses_shipment() const { return uses_shipment_; }
 
-  // Clears `out` and writes the whole request with {conn} -> conn and {seq} -> seq (decimal).
-  // Allocates only if `out` lacks capacity; the rendered size grows only with the digit counts.
-  void render(uint64_t conn, uint64_t seq, std::string& out) const;
+  // Clears `out` and writes the whole request with {conn} -> conn and {seq} -> seq (decimal),
+  // {shipment} -> the tracking number of `shipment` (1..kMaxShipmentId; larger ids are cut to
+  // their last 10 digits). Allocates only if `out` lacks capacity; the rendered size grows only
+  // with the digit counts.
+  void render(uint64_t conn, uint64_t seq, std::string& out, uint64_t shipment = 1) const;
 
   // The complete request bytes. Precondition: !has_placeholders() (else asserts; empty string).
   const std::string& fixed() const;
@@ -66,7 +81,7 @@ class RequestTemplate {
   bool is_head() const { return is_head_; }
 
  private:
-  enum class PieceKind : uint8_t { kLiteral, kConn, kSeq, kContentLength };
+  enum class PieceKind : uint8_t { kLiteral, kConn, kSeq, kShipment, kContentLength };
   struct Piece {
     PieceKind kind;
     uint32_t offset;  // kLiteral: the run text_[offset, offset + size)
@@ -74,7 +89,8 @@ class RequestTemplate {
   };
 
   void add_literal(std::string_view s);
-  void add_expanded(std::string_view s, bool in_body);  // splits out {conn} and {seq}
+  // Splits out {conn}, {seq} and {shipment}.
+  void add_expanded(std::string_view s, bool in_body);
   void add_slot(PieceKind kind);
 
   std::string text_;  // every literal run, in order; the full request when !has_placeholders_
@@ -84,6 +100,7 @@ class RequestTemplate {
   uint64_t body_conn_slots_ = 0;
   uint64_t body_seq_slots_ = 0;
   bool has_placeholders_ = false;
+  bool uses_shipment_ = false;
   bool is_head_ = false;
 };
 

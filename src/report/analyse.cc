@@ -70,12 +70,41 @@ std::vector<SpectrumPoint> spectrum_of(const core::Histogram& h) {
   return out;
 }
 
+std::vector<EndpointFigures> endpoints_of(const core::RunResult& r) {
+  std::vector<EndpointFigures> out;
+  for (const core::EndpointStats& e : r.stats.endpoints) {
+    EndpointFigures f;
+    f.name = e.name;
+    f.share = e.share;
+    f.sent = e.sent;
+    f.requests = e.completed;
+    f.ok = e.ok();
+    f.aborted = e.aborted;
+    if (r.duration_s > 0) {
+      // The run's own rule (core::RunResult::throughput_rps): open loop counts what completed
+      // inside the phase, closed loop the answers to what was sent in it.
+      f.throughput_rps =
+          static_cast<double>(r.open_loop() ? e.ok_completed_in_phase : e.ok()) / r.duration_s;
+    }
+    f.latency_ns = latency_summary(e.latency_ns);
+    for (size_t i = 0; i < e.errors.size(); ++i) {
+      if (e.errors[i] > 0) {
+        f.errors[std::string(core::error_kind_name(static_cast<core::ErrorKind>(i)))] = e.errors[i];
+      }
+    }
+    for (const auto& [code, n] : e.status) f.status[std::to_string(code)] = n;
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
 std::vector<IntervalFigures> intervals_of(const std::vector<core::LatencyInterval>& intervals) {
   std::vector<IntervalFigures> out;
   for (const core::LatencyInterval& i : intervals) {
     out.push_back(IntervalFigures{i.start_s, i.length_s, i.count,
                                   i.length_s > 0 ? static_cast<double>(i.count) / i.length_s : 0.0,
-                                  i.p50_ns, i.p99_ns, i.max_ns});
+                                  i.p50_ns, i.p99_ns, i.max_ns,
+                                  i.target_rps > 0 ? std::optional(i.target_rps) : std::nullopt});
   }
   return out;
 }
@@ -290,6 +319,7 @@ RunFigures run_figures(const core::RunResult& r) {
   f.measure_start_epoch_s = r.measure_start_epoch_s;
   f.spectrum = spectrum_of(s.latency_ns);
   f.intervals = intervals_of(r.intervals);
+  if (!s.endpoints.empty()) f.endpoints = endpoints_of(r);
   if (r.open_loop()) {
     OpenLoopFigures o;
     o.target_rate_rps = r.target_rate_rps;

@@ -139,6 +139,7 @@ void describe(Io& io, IntervalFigures& i) {
   io("p50_ns", i.p50_ns);
   io("p99_ns", i.p99_ns);
   io("max_ns", i.max_ns);
+  io.omittable("target_rps", i.target_rps);
 }
 
 template <class Io>
@@ -260,6 +261,20 @@ void describe(Io& io, ConnectFigures& c) {
 }
 
 template <class Io>
+void describe(Io& io, EndpointFigures& e) {
+  io("name", e.name);
+  io("share", e.share);
+  io("sent", e.sent);
+  io("requests", e.requests);
+  io("ok", e.ok);
+  io("aborted", e.aborted);
+  io("throughput_rps", e.throughput_rps);
+  io("latency_ns", e.latency_ns);
+  io("errors", e.errors);
+  io("status", e.status);
+}
+
+template <class Io>
 void describe(Io& io, RunFigures& r) {
   io.omittable("concurrency", r.concurrency);
   io.omittable("max_connections", r.max_connections);
@@ -295,6 +310,7 @@ void describe(Io& io, RunFigures& r) {
   io("spectrum", r.spectrum);
   io("intervals", r.intervals);
   io.flatten_if("target_rate_rps", r.open);
+  io.omittable("endpoints", r.endpoints);
 }
 
 template <class Io>
@@ -366,6 +382,10 @@ void describe(Io& io, LoadParams& p) {
   io.omittable("tls", p.tls);
   io.omittable("protocol", p.protocol);
   io.omittable("per_connection", p.per_connection);
+  io.omittable("mix", p.mix);
+  io.omittable("stages", p.stages);
+  io.omittable("shipments", p.shipments);
+  io.omittable("zipf", p.zipf);
 }
 
 template <class Io>

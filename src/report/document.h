@@ -89,6 +89,7 @@ struct IntervalFigures {
   int64_t responses = 0;  // successful responses completed in it
   double throughput_rps = 0;
   int64_t p50_ns = 0, p99_ns = 0, max_ns = 0;
+  std::optional<double> target_rps;  // --stages: the rate the stages intended in it
   bool operator==(const IntervalFigures&) const = default;
 };
 
@@ -203,6 +204,22 @@ struct ConnectFigures {
   bool operator==(const ConnectFigures&) const = default;
 };
 
+// One endpoint of a request mix (engine/mix.h) in one run: its requests, how they ended and the
+// latency of its successful ones.
+struct EndpointFigures {
+  std::string name;  // "METHOD /target", placeholders unexpanded
+  double share = 0;  // of the mix's requests by its weights, 0..1
+  uint64_t sent = 0;
+  uint64_t requests = 0;  // completed, any status
+  uint64_t ok = 0;
+  uint64_t aborted = 0;
+  double throughput_rps = 0;  // successful responses per second (the run's rule: RunFigures)
+  LatencySummary latency_ns;
+  std::map<std::string, uint64_t> errors;  // kinds that occurred, by name
+  std::map<std::string, uint64_t> status;  // by status code
+  bool operator==(const EndpointFigures&) const = default;
+};
+
 // What one run measured (one repeat of a run or of a sweep level).
 struct RunFigures {
   std::optional<int> concurrency;      // closed loop: N
@@ -245,6 +262,8 @@ struct RunFigures {
   std::vector<SpectrumPoint> spectrum;
   std::vector<IntervalFigures> intervals;
   std::optional<OpenLoopFigures> open;  // open loop
+  // A request mix: every endpoint, in the mix's order; empty without one.
+  std::optional<std::vector<EndpointFigures>> endpoints;
 
   // Errors of every kind; failures: every kind but connect, tls (nothing was sent) and status
   // (the response completed): those consumed a request.
@@ -330,6 +349,15 @@ struct LoadParams {
   // Requests in flight per connection when above 1: HTTP/2 streams or the HTTP/1.1 pipeline's
   // depth; the closed loop's concurrency is connections x this.
   std::optional<int> per_connection;
+  // --mix as given (engine/mix.h); empty without one. `method` and the URL's path are then not
+  // what was sent: each endpoint names its own.
+  std::optional<std::string> mix;
+  // --stages as given (engine/schedule.h); empty for a constant rate.
+  std::optional<std::string> stages;
+  // {shipment}'s ids: how many, and the Zipf exponent when not uniform; empty when no request
+  // held {shipment}.
+  std::optional<int64_t> shipments;
+  std::optional<double> zipf;
   bool operator==(const LoadParams&) const = default;
 };
 

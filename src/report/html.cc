@@ -278,6 +278,7 @@ std::optional<json> over_time_chart(
                  json::array({axis("throughput (req/s)"), axis("p99 (ms)")}));
   std::map<double, std::vector<std::optional<double>>> rows;
   bool any = false;
+  bool staged = false;  // --stages: the intended rate beside the throughput
   const double first_epoch = runs.front().second->measure_start_epoch_s;
   double offset = 0;  // without start times: levels laid end to end, 1 s apart
   for (const auto& [name, run] : runs) {
@@ -290,22 +291,27 @@ std::optional<json> over_time_chart(
     double end = base;
     for (const IntervalFigures& i : run->intervals) {
       const double start = base + i.start_s;
-      put(rows, round6(start), 2, 0, round6(i.throughput_rps));
-      put(rows, round6(start), 2, 1,
+      put(rows, round6(start), 3, 0, round6(i.throughput_rps));
+      put(rows, round6(start), 3, 1,
           i.responses > 0 ? std::optional(ms_of(static_cast<double>(i.p99_ns))) : std::nullopt);
+      if (i.target_rps) {
+        put(rows, round6(start), 3, 2, round6(*i.target_rps));
+        staged = true;
+      }
       end = std::max(end, start + i.length_s);
       any = true;
     }
     if (runs.size() > 1) {
       c["marks"].push_back(json{{"x", round6(base)}, {"label", name}, {"style", "level"}});
-      put(rows, round6(end), 2, 0, std::nullopt);  // a gap before the next level
+      put(rows, round6(end), 3, 0, std::nullopt);  // a gap before the next level
     }
     offset = end + 1;
   }
   if (!any) return std::nullopt;
   c["series"].push_back(series("throughput (req/s)", 0, "line"));
   c["series"].push_back(series("p99 (ms)", 1, "line"));
-  c["data"] = aligned(rows, 2);
+  if (staged) c["series"].push_back(series("intended rate (req/s)", 0, "line"));
+  c["data"] = aligned(rows, staged ? 3 : 2);
   return c;
 }
 
@@ -554,17 +560,18 @@ std::string params_list(const PageInput& page) {
   if (!levels.empty() && levels.front().f->median.connects) {
     connects = &*levels.front().f->median.connects;
   }
-  return definition_list({{"target", page.target},
-                          {"request", p.method + " " + p.url},
-                          {"protocol", protocol_name(p, connects)},
-                          {"started", page.started_at},
-                          {"load", load},
-                          {page.sweep ? "measured per level" : "measured", seconds(p.duration_s)},
-                          {"warm-up", seconds(p.warmup_s)},
-                          {"client threads", fmt::format("{}", p.threads)},
-                          {"repeats", fmt::format("{}", p.repeats)},
-                          {"timeout", seconds(p.timeout_s)},
-                          {"grace", seconds(p.grace_s)}});
+  return definition_list(
+      {{"target", page.target},
+       {"request", p.mix ? "mix " + *p.mix + " on " + p.url : p.method + " " + p.url},
+       {"protocol", protocol_name(p, connects)},
+       {"started", page.started_at},
+       {"load", load},
+       {page.sweep ? "measured per level" : "measured", seconds(p.duration_s)},
+       {"warm-up", seconds(p.warmup_s)},
+       {"client threads", fmt::format("{}", p.threads)},
+       {"repeats", fmt::format("{}", p.repeats)},
+       {"timeout", seconds(p.timeout_s)},
+       {"grace", seconds(p.grace_s)}});
 }
 
 std::string summary_table(const PageInput& page) {
@@ -604,6 +611,38 @@ std::string summary_table(const PageInput& page) {
     for (const std::string& c : cells) out += "<td>" + c + "</td>";
     out += "<td class=\"saturated\">" + esc(l.saturated.empty() ? "-" : l.saturated) +
            (is_knee ? " &larr; knee" : "") + "</td></tr>\n";
+  }
+  return out + "</tbody>\n</table>\n";
+}
+
+// A mix's endpoints at every level (the run's one level): share, requests, throughput, latency.
+std::string endpoints_table(const PageInput& page) {
+  const std::vector<Level>& levels = page.levels;
+  if (levels.empty() || !levels.front().f->median.endpoints) return "";
+  std::string out = "<table class=\"summary endpoints\">\n<thead><tr>";
+  std::vector<std::string> head;
+  if (page.sweep) head.push_back(levels.front().open ? "rate (req/s)" : "concurrency");
+  head.insert(head.end(), {"endpoint", "share", "sent", "ok", "throughput (req/s)", "p50 (ms)",
+                           "p99 (ms)", "max (ms)", "errors"});
+  for (const std::string& h : head) out += "<th>" + esc(h) + "</th>";
+  out += "</tr></thead>\n<tbody>\n";
+  for (const Level& l : levels) {
+    if (!l.f->median.endpoints) continue;
+    for (const EndpointFigures& e : *l.f->median.endpoints) {
+      const bool timed = e.latency_ns.count > 0;
+      auto latency = [&](int64_t ns) {
+        return timed ? fixed(static_cast<double>(ns) / 1e6, 2) : std::string("-");
+      };
+      uint64_t errors = 0;
+      for (const auto& [kind, n] : e.errors) errors += n;
+      out += "<tr>";
+      if (page.sweep) out += "<td>" + fixed(l.x, 0) + "</td>";
+      out += "<td class=\"name\">" + esc(e.name) + "</td><td>" + fixed(100 * e.share, 1) +
+             " %</td><td>" + std::to_string(e.sent) + "</td><td>" + std::to_string(e.ok) +
+             "</td><td>" + fixed(e.throughput_rps, 1) + "</td><td>" + latency(e.latency_ns.p50) +
+             "</td><td>" + latency(e.latency_ns.p99) + "</td><td>" + latency(e.latency_ns.max) +
+             "</td><td>" + std::to_string(errors) + "</td></tr>\n";
+    }
   }
   return out + "</tbody>\n</table>\n";
 }
@@ -817,6 +856,9 @@ std::string render_page(const PageInput& in) {
   }
   body += std::string("<section class=\"table\">\n<h2>") + (in.sweep ? "Levels" : "Result") +
           "</h2>\n" + summary_table(in) + "</section>\n";
+  if (const std::string endpoints = endpoints_table(in); !endpoints.empty()) {
+    body += "<section class=\"table\">\n<h2>Per endpoint</h2>\n" + endpoints + "</section>\n";
+  }
   return page(title, body, host_section(*in.host), data);
 }
 

@@ -244,6 +244,73 @@ std::string render_table(const std::vector<std::vector<std::string>>& rows,
   return out;
 }
 
+// A mix's endpoints, one row each: share, requests, throughput, latency, errors.
+std::string endpoints_text(const std::vector<EndpointFigures>& endpoints, std::string_view indent) {
+  std::vector<std::vector<std::string>> rows;
+  rows.push_back({std::string(indent) + "endpoint", "share", "sent", "ok", "req/s", "p50(ms)",
+                  "p99(ms)", "max(ms)", "errors"});
+  for (const EndpointFigures& e : endpoints) {
+    const bool timed = e.latency_ns.count > 0;
+    auto cell = [&](int64_t ns) {
+      return timed ? fmt::format("{:.3f}", ms(static_cast<double>(ns))) : std::string("-");
+    };
+    std::string errors;
+    for (const auto& [kind, n] : e.errors) {
+      errors += fmt::format("{}{} {}", errors.empty() ? "" : ", ", n, kind);
+    }
+    rows.push_back({std::string(indent) + e.name, fmt::format("{:.1f}%", 100 * e.share),
+                    std::to_string(e.sent), std::to_string(e.ok),
+                    fmt::format("{:.1f}", e.throughput_rps), cell(e.latency_ns.p50),
+                    cell(e.latency_ns.p99), cell(e.latency_ns.max), errors.empty() ? "0" : errors});
+  }
+  return render_table(rows, {true});
+}
+
+std::string load_line(const LoadParams& params) {
+  if (params.mix) return fmt::format("--mix '{}' {}", *params.mix, params.url);
+  return fmt::format("{} {}", params.method, params.url);
+}
+
+std::string shipments_text(const LoadParams& params) {
+  if (!params.shipments) return "";
+  return fmt::format("  {{shipment}}   ids 1..{} drawn {}\n", *params.shipments,
+                     params.zipf ? fmt::format("by Zipf's law, s = {:g}", *params.zipf)
+                                 : std::string("uniformly"));
+}
+
+// A --stages run's timeline: intended rate, throughput and latency over the measured phase, in
+// at most 30 rows (seconds grouped when the run was longer).
+std::string timeline_text(const LoadParams& params, const RunFigures& r) {
+  if (!params.stages || r.intervals.empty()) return "";
+  const size_t per_row = (r.intervals.size() + 29) / 30;
+  std::vector<std::vector<std::string>> rows;
+  rows.push_back({"    t(s)", "target(req/s)", "throughput(req/s)", "p50(ms)", "p99(ms)"});
+  for (size_t at = 0; at < r.intervals.size(); at += per_row) {
+    const size_t end = std::min(r.intervals.size(), at + per_row);
+    double length = 0, target = 0, p50 = 0, p99 = 0;
+    int64_t responses = 0;
+    for (size_t i = at; i < end; ++i) {
+      const IntervalFigures& f = r.intervals[i];
+      length += f.length_s;
+      target += f.target_rps.value_or(0) * f.length_s;
+      responses += f.responses;
+      // A group's percentiles: the worst second's (the per-second histograms are not kept).
+      p50 = std::max(p50, static_cast<double>(f.p50_ns));
+      p99 = std::max(p99, static_cast<double>(f.p99_ns));
+    }
+    rows.push_back({fmt::format("    {:.0f}", r.intervals[at].start_s),
+                    fmt::format("{:.0f}", length > 0 ? target / length : 0),
+                    fmt::format("{:.0f}", length > 0 ? static_cast<double>(responses) / length : 0),
+                    responses > 0 ? fmt::format("{:.3f}", ms(p50)) : "-",
+                    responses > 0 ? fmt::format("{:.3f}", ms(p99)) : "-"});
+  }
+  return fmt::format("  timeline{}:\n",
+                     per_row > 1
+                         ? fmt::format(" ({} s a row, latency of its worst second)", per_row)
+                         : "") +
+         render_table(rows, {true});
+}
+
 std::string render_run_text(const RunDocument& doc) {
   const LevelFigures& level = doc.level;
   const RunFigures& r = level.median;
@@ -252,8 +319,14 @@ std::string render_run_text(const RunDocument& doc) {
   const char* threads = r.threads == 1 ? "thread" : "threads";
   const int connections = connections_of(r);
   std::string out;
-  out += fmt::format("knee run {} {}\n", doc.params.method, doc.params.url);
-  if (r.open) {
+  out += fmt::format("knee run {}\n", load_line(doc.params));
+  if (r.open && doc.params.stages) {
+    out += fmt::format(
+        "  open loop in stages {} ({} arrivals), {:.0f} req/s intended on average, up to {} "
+        "connections, {} {}, {:.2f} s measured after {:.2f} s warm-up\n",
+        *doc.params.stages, doc.params.arrival, r.open->target_rate_rps, connections, r.threads,
+        threads, r.duration_s, doc.params.warmup_s);
+  } else if (r.open) {
     out += fmt::format(
         "  open loop: {:.0f} req/s target ({} arrivals), up to {} connections{}, {} "
         "{}, {:.2f} s measured after {:.2f} s warm-up\n",
@@ -274,6 +347,7 @@ std::string render_run_text(const RunDocument& doc) {
   }
   out += keepalive_text(doc.params, r.open.has_value());
   out += protocol_text(doc.params, r.open.has_value());
+  out += shipments_text(doc.params);
   if (k > 1) {
     out += fmt::format(
         "  {} repeats: figures are the median (min-max); details of the median "
@@ -302,9 +376,14 @@ std::string render_run_text(const RunDocument& doc) {
     out += "  latency      no successful response\n";
   }
   out += fmt::format("  errors       {}\n", errors_text(r));
+  if (r.endpoints) {
+    out += fmt::format("  per endpoint{}:\n", k > 1 ? " (the median run)" : "");
+    out += endpoints_text(*r.endpoints, "    ");
+  }
   out += transfer_text(r.bytes);
   if (r.connects && r.connects->opened > 0) out += connects_text(*r.connects);
   if (r.open) out += open_loop_text(r);
+  out += timeline_text(doc.params, r);
   const LittleFigures& little = level.little;
   if (r.open) {
     out += fmt::format("  Little's law mean in system L = {:.2f}, X * mean R = {:.2f}\n",
@@ -404,6 +483,17 @@ std::string render_sweep_text(const SweepDocument& doc) {
                     saturated + (knee ? "  <- knee" : "")});
   }
   out += render_table(rows);
+  if (!doc.levels.empty() && doc.levels.front().median.endpoints) {
+    out += "per endpoint at each level (its median run):\n";
+    for (const LevelFigures& level : doc.levels) {
+      if (!level.median.endpoints) continue;
+      out += fmt::format("  {}\n",
+                         level.median.open
+                             ? fmt::format("rate {:.0f} req/s", level.median.open->target_rate_rps)
+                             : fmt::format("concurrency {}", connections_of(level.median)));
+      out += endpoints_text(*level.median.endpoints, "    ");
+    }
+  }
   out += sweep_tls_text(doc);
   out += sweep_h2_text(doc);
   for (const LevelFigures& level : doc.levels) {
@@ -510,7 +600,7 @@ std::string render_text(const Document& doc) {
 
 std::string sweep_heading(const LoadParams& params, const std::string& target, size_t levels,
                           bool open) {
-  std::string out = fmt::format("knee sweep: {} {}\n", params.method, params.url);
+  std::string out = fmt::format("knee sweep: {}\n", load_line(params));
   if (target != params.url) out += fmt::format("  target: {}\n", target);
   out += fmt::format(
       "  {} level{}, {}, {:.2f} s measured after {:.2f} s warm-up each, {} client thread{}{}\n",
@@ -521,6 +611,7 @@ std::string sweep_heading(const LoadParams& params, const std::string& target, s
                          : "");
   out += keepalive_text(params, open);
   out += protocol_text(params, open);
+  out += shipments_text(params);
   return out;
 }
 

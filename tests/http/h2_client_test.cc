@@ -64,6 +64,21 @@ TEST(H2Request, PlaceholdersExpandPerConnectionAndRequest) {
   EXPECT_EQ(field(out, "content-length"), "10");
 }
 
+TEST(H2Request, ShipmentExpandsInThePathAndTheBody) {
+  RequestSpec s = spec_for("http://127.0.0.1:8080/tracking/{shipment}");
+  s.method = "POST";
+  s.body = R"({"no":"{shipment}"})";
+  auto r = H2Request::compile(s);
+  ASSERT_TRUE(r) << r.status().message();
+  EXPECT_TRUE(r->has_placeholders);
+  EXPECT_TRUE(r->uses_shipment);
+  H2Request out;
+  r->render(0, 0, out, 31);
+  EXPECT_EQ(field(out, ":path"), "/tracking/KN0000000031");
+  EXPECT_EQ(out.body, R"({"no":"KN0000000031"})");
+  EXPECT_EQ(field(out, "content-length"), "21");
+}
+
 TEST(H2Request, TheHttp11ChecksHoldToo) {
   RequestSpec s = spec_for("http://127.0.0.1/");
   s.headers = {{"X-Bad", "a\r\nb"}};

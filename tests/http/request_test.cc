@@ -205,5 +205,33 @@ TEST(RequestTemplate, RejectsMissingHostAndBadTargets) {
   compile_error(bad_target);
 }
 
+// {shipment}: a tracking number of 12 bytes wherever it stands, Content-Length computed with it.
+TEST(RequestTemplate, ShipmentRendersATrackingNumberOfFixedWidth) {
+  RequestSpec spec = spec_for("http://127.0.0.1:8080/tracking/{shipment}", "POST");
+  spec.headers = {{"X-Shipment", "{shipment}"}};
+  spec.body = R"({"no":"{shipment}","atMs":{seq}})";
+  const RequestTemplate t = compile_ok(spec);
+  EXPECT_TRUE(t.has_placeholders());
+  EXPECT_TRUE(t.uses_shipment());
+  std::string out;
+  t.render(0, 7, out, 42);
+  EXPECT_NE(out.find("POST /tracking/KN0000000042 HTTP/1.1\r\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("X-Shipment: KN0000000042\r\n"), std::string::npos);
+  const std::string body = R"({"no":"KN0000000042","atMs":7})";
+  EXPECT_NE(out.find("Content-Length: " + std::to_string(body.size()) + "\r\n"), std::string::npos)
+      << out;
+  EXPECT_TRUE(out.ends_with("\r\n\r\n" + body)) << out;
+  t.render(0, 7, out, 9'999'999'999);
+  EXPECT_NE(out.find("/tracking/KN9999999999 "), std::string::npos);
+  EXPECT_FALSE(compile_ok(spec_for("http://127.0.0.1/{conn}")).uses_shipment());
+}
+
+TEST(RequestTemplate, AUserContentLengthIsRefusedWithAShipmentInTheBody) {
+  RequestSpec spec = spec_for("http://127.0.0.1/events", "POST");
+  spec.body = R"({"no":"{shipment}"})";
+  spec.headers = {{"Content-Length", std::to_string(spec.body.size())}};
+  EXPECT_NE(compile_error(spec).find("does not match the body"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace knee::http

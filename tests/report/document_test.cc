@@ -93,6 +93,7 @@ TEST(Document, EveryKindCarriesSchemaVersionAndKindAndRoundTrips) {
   const std::vector<std::pair<Document, std::string>> docs = {
       {testing::golden_run_report(), "run"},
       {testing::golden_h2_run_report(), "run"},
+      {testing::golden_mix_run_report(), "run"},
       {testing::golden_sweep_report(), "sweep"},
       {scenarios, "scenarios"},
       {capacity, "capacity"},

@@ -118,6 +118,14 @@ TEST(Golden, OpenLoopRunJson) {
   expect_golden("open_run.json", json_of(testing::golden_open_run_report()));
 }
 
+TEST(Golden, MixRunText) {
+  expect_golden("mix_run.txt", render_run_text(testing::golden_mix_run_report()));
+}
+
+TEST(Golden, MixRunJson) {
+  expect_golden("mix_run.json", json_of(testing::golden_mix_run_report()));
+}
+
 TEST(Golden, SweepText) {
   expect_golden("sweep.txt", render_sweep_text(testing::golden_sweep_report()));
 }

@@ -79,6 +79,30 @@ TEST(HtmlReport, ThePageNamesTheProtocolAndTheRequestsInFlight) {
   EXPECT_NE(h1.find(">HTTP/1.1<"), std::string::npos);
 }
 
+// A mix's endpoints in their own table, and --stages' intended rate beside the throughput.
+TEST(HtmlReport, AMixHasAnEndpointTableAndStagesTheirIntendedRate) {
+  const RunDocument doc = knee::testing::golden_mix_run_report();
+  const std::string page = render_html(doc);
+  EXPECT_NE(page.find("<h2>Per endpoint</h2>"), std::string::npos);
+  EXPECT_NE(page.find("<td class=\"name\">GET /tracking/{shipment}</td><td>81.1 %</td>"),
+            std::string::npos);
+  EXPECT_NE(page.find("<td class=\"name\">POST /events</td>"), std::string::npos);
+  EXPECT_NE(page.find("mix GET /tracking/{shipment}=416.67,POST /events=97.22 on"),
+            std::string::npos);
+  const json data = html_chart_data(doc);
+  const json* over_time = nullptr;
+  for (const json& c : data["charts"]) {
+    if (c["id"] == "over_time") over_time = &c;
+  }
+  ASSERT_NE(over_time, nullptr);
+  ASSERT_EQ((*over_time)["series"].size(), 3u);
+  EXPECT_EQ((*over_time)["series"][2]["label"], "intended rate (req/s)");
+  EXPECT_EQ((*over_time)["data"][3][0], 300);
+  // Without stages the chart keeps its two series, and without a mix there is no such table.
+  const std::string plain = render_html(knee::testing::golden_open_run_report());
+  EXPECT_EQ(plain.find("Per endpoint"), std::string::npos);
+}
+
 TEST(HtmlReport, PageCarriesTheChartDataItDraws) {
   const SweepDocument doc = sweep_fixture();
   EXPECT_EQ(data_block(render_html(doc)), html_chart_data(doc));

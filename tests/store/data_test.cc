@@ -4,6 +4,8 @@
 
 #include <set>
 
+#include "http/request.h"
+
 namespace knee::store {
 namespace {
 
@@ -78,6 +80,15 @@ TEST(DataGenerator, TheLargestSpecKeepsCreationTimesInItsSpan) {
 TEST(DataGenerator, TrackingNumbersHaveTenDigits) {
   EXPECT_EQ(tracking_number(42), "KN0000000042");
   EXPECT_EQ(tracking_number(12'000'000), "KN0012000000");
+}
+
+// The load engine's {shipment} names the shipments this generator made.
+TEST(DataGenerator, TrackingNumbersAreWhatShipmentPlaceholdersRender) {
+  for (int64_t id : {int64_t{1}, int64_t{42}, int64_t{999'999}, kMaxRecords}) {
+    std::string rendered;
+    http::append_tracking_number(rendered, static_cast<uint64_t>(id));
+    EXPECT_EQ(rendered, tracking_number(id));
+  }
 }
 
 TEST(DataSpec, OutOfRangeNamesTheField) {

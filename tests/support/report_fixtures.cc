@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <limits>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -190,6 +191,45 @@ report::RunDocument golden_open_run_report() {
   p.arrival = "poisson";
   std::vector<core::RunResult> runs = {synthetic_open_run(1000, 0.4)};
   return report::analyse_run(p.url, "2026-11-29T12:05:00Z", p, runs, fixed_host());
+}
+
+report::RunDocument golden_mix_run_report() {
+  report::LoadParams p = fixed_params("http://127.0.0.1:8080/", 1);
+  p.warmup_s = 0;
+  p.mix = "GET /tracking/{shipment}=416.67,POST /events=97.22";
+  p.stages = "1s:600,1s:400";
+  p.shipments = 100000;
+  p.zipf = 1.0;
+  core::RunResult r = synthetic_open_run(500, 0.4);
+  core::RunStats& s = r.stats;
+  // The mix's two endpoints, in the weights' proportions, adding up to the run's books.
+  const uint64_t reads = s.sent * 41667 / 51389;
+  const uint64_t writes = s.sent - reads;
+  s.endpoints.resize(2);
+  s.endpoints[0].name = "GET /tracking/{shipment}";
+  s.endpoints[0].share = 416.67 / 513.89;
+  s.endpoints[1].name = "POST /events";
+  s.endpoints[1].share = 97.22 / 513.89;
+  for (auto [e, n, mean_ns] : {std::tuple{&s.endpoints[0], reads, 300'000.0},
+                               std::tuple{&s.endpoints[1], writes, 830'000.0}}) {
+    e->sent = n;
+    e->completed = n;
+    e->ok_completed_in_phase = n;
+    e->status[e == &s.endpoints[0] ? 200 : 201] = n;
+    record_spread(e->latency_ns, static_cast<int64_t>(n), mean_ns);
+  }
+  for (int i = 0; i < 2; ++i) {
+    core::LatencyInterval in;
+    in.start_s = i;
+    in.length_s = 1;
+    in.count = i == 0 ? 300 : 700;
+    in.p50_ns = 380'000;
+    in.p99_ns = i == 0 ? 900'000 : 1'400'000;
+    in.max_ns = 2'000'000;
+    in.target_rps = i == 0 ? 300 : 500;
+    r.intervals.push_back(in);
+  }
+  return report::analyse_run(p.url, "2026-12-01T21:00:00Z", p, {r}, fixed_host());
 }
 
 report::SweepDocument golden_sweep_report() {

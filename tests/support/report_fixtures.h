@@ -32,6 +32,9 @@ report::RunDocument golden_run_report();
 report::RunDocument golden_h2_run_report();
 // `knee run -r 1000` (open loop, one run).
 report::RunDocument golden_open_run_report();
+// An open-loop run in --stages of a two-endpoint --mix (reads and writes of the shipment
+// service), with its per-second timeline.
+report::RunDocument golden_mix_run_report();
 // `knee sweep --levels 1,2,4,8,16,32`, one run per level, server sampled, 2 timeouts at 32.
 report::SweepDocument golden_sweep_report();
 
