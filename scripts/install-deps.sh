@@ -25,6 +25,7 @@ packages=(
   redis-server                       # tests start a redis-server of their own for --cache redis
   prometheus                         # tests/e2e: scrapes knee serve's /metrics; promtool checks it
   curl                               # tests/e2e: a peer client for knee serve over h1, TLS, h2c, h2
+  nginx-light                        # knee lab up: the balancer in front of the replicas (lab/stack.cc)
 )
 
 missing=()
@@ -41,4 +42,14 @@ echo "installing missing Debian packages: ${missing[*]}"
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo"
 $sudo apt-get update -qq
+# knee starts nginx, redis-server and PostgreSQL itself, on loopback ports and in its own folders;
+# the packages' system services are not wanted. Debian's policy-rc.d (invoke-rc.d(8)) answering
+# 101 keeps the installation from starting them; it is removed again afterwards.
+policy=""
+if [ ! -e /usr/sbin/policy-rc.d ]; then
+  policy=/usr/sbin/policy-rc.d
+  printf '#!/bin/sh\nexit 101\n' | $sudo tee "$policy" >/dev/null
+  $sudo chmod 755 "$policy"
+  trap '$sudo rm -f "$policy"' EXIT
+fi
 DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -25,7 +25,9 @@ std::string flag_of(const std::string& field) {
       {"cache", "--cache"}, {"store_threads", "--store-threads"},
       {"commit_batch", "--commit-batch"}, {"commit_delay", "--commit-delay"},
       {"sellers", "--sellers"}, {"mix", "--mix"}, {"shipments", "--shipments"},
-      {"zipf", "--zipf"}, {"stages", "--stages"}};
+      {"zipf", "--zipf"}, {"stages", "--stages"}, {"replicas", "--replicas"},
+      {"balance", "--balance"}, {"port", "--port"},
+      {"replica_cost", "--replica-cost"}};
   // clang-format on
   for (const auto& [f, flag] : kFlags) {
     if (field == f) return flag;

@@ -13,6 +13,7 @@
 
 #include "cli/command.h"
 #include "cli/interrupt.h"
+#include "cli/lab_stack.h"
 #include "cli/progress.h"
 #include "core/units.h"
 #include "store/billing.h"
@@ -98,13 +99,15 @@ class LabCommand final : public Subcommand {
     billing_->add_option("--method", method_, "row, set or both")
         ->capture_default_str()
         ->check(CLI::IsMember({"row", "set", "both"}));
+    stack_.add_to(app);
   }
 
   int run() override {
     if (data_->parsed()) return run_data();
     if (billing_->parsed()) return run_billing();
+    if (std::optional<int> code = stack_.run()) return *code;
     return report_failure(Status::invalid_argument(
-        "lab: name what to do: knee lab data|billing (see knee lab --help)"));
+        "lab: name what to do: knee lab data|billing|up|status|down (see knee lab --help)"));
   }
 
  private:
@@ -225,6 +228,7 @@ class LabCommand final : public Subcommand {
 
   CLI::App* data_ = nullptr;
   CLI::App* billing_ = nullptr;
+  LabStackCommands stack_;  // up, status, down
   std::string date_;
   std::string method_ = "both";
   std::string state_;

@@ -88,6 +88,14 @@ struct LoadFlags {
   // kIoError when --body-file cannot be read. A --mix with rates (=R/s) and no -r makes the run
   // open loop at their sum.
   core::Result<engine::LoadOptions> to_options(bool with_url = true) const;
+  // --mix into o.mix (bodies read from their files), and the open loop's rate its weights make
+  // when they are rates. Errors: kInvalidArgument for a bad --mix (engine::parse_mix), with -m or
+  // a body, or an unreadable body file.
+  core::Result<std::optional<double>> mix_options(engine::LoadOptions& o) const;
+  // --stages into o (after the warm-up is set): the stages, the peak rate, the measured phase
+  // (their total less the warm-up) and per-second intervals. Errors: kInvalidArgument naming
+  // "stages" (with -r, -d or -n; a bad text) or "warmup" (not shorter than the stages).
+  core::Status stage_options(engine::LoadOptions& o) const;
   // --arrival and --seed do nothing in a closed loop: given without the open loop (`open_loop`
   // false), kInvalidArgument naming the flag and `rate_flag`, the flag that would make one.
   static core::Status check_open_loop_only(const CLI::App& app, bool open_loop,

@@ -1,17 +1,9 @@
 // LoadFlags into engine::LoadOptions: the typed values, each error naming its option field.
 #include <fmt/core.h>
-#include <strings.h>
-
-#include <algorithm>
-#include <cerrno>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "cli/load_flags.h"
+#include "core/files.h"
 #include "core/units.h"
-#include "engine/mix.h"
 #include "http/url.h"
 
 namespace knee::cli {
@@ -89,23 +81,6 @@ Status LoadFlags::tls_options(const http::Url* target, net::TlsOptions& out) con
 
 namespace {
 
-// The whole of a body file, named by `flag` in errors.
-Result<std::string> read_body_file(std::string_view flag, const std::string& path) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) {
-    return Status::invalid_argument(fmt::format("{}: '{}' is not a readable file{}", flag, path,
-                                                ec ? " (" + ec.message() + ")" : ""));
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return Status::invalid_argument(
-        fmt::format("{}: cannot read '{}': {}", flag, path, std::strerror(errno)));
-  }
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 Result<core::Nanos> duration_field(std::string_view field, const std::string& text) {
   auto d = core::parse_duration(text);
   if (!d) return Status::invalid_field(std::string(field), d.status().message());
@@ -113,13 +88,6 @@ Result<core::Nanos> duration_field(std::string_view field, const std::string& te
 }
 
 }  // namespace
-
-bool LoadFlags::open_loop() const {
-  if (rate_given || !stages.empty()) return true;
-  if (mix.empty()) return false;
-  auto parsed = engine::parse_mix(mix);
-  return parsed && parsed->rates;
-}
 
 Result<engine::LoadOptions> LoadFlags::to_options(bool with_url) const {
   engine::LoadOptions o;
@@ -137,40 +105,12 @@ Result<engine::LoadOptions> LoadFlags::to_options(bool with_url) const {
   }
   o.request.body = body;
   if (!body_file.empty()) {
-    auto read = read_body_file("--body-file", body_file);
+    auto read = core::read_text_file("--body-file", body_file);
     if (!read) return read.status();
     o.request.body = std::move(read).value();
   }
-  std::optional<double> mix_rate;
-  if (!mix.empty()) {
-    if (method != "GET" || !body.empty() || !body_file.empty()) {
-      return Status::invalid_argument(
-          "--mix with -m, --body or --body-file: each endpoint of the mix names its own method "
-          "and body (METHOD /target @BODY_FILE=WEIGHT); drop them");
-    }
-    auto parsed_mix = engine::parse_mix(mix);
-    if (!parsed_mix) return parsed_mix.status();
-    for (const engine::MixText& e : parsed_mix->entries) {
-      engine::MixEndpoint endpoint{e.name, o.request, e.weight};
-      endpoint.request.method = e.method;
-      endpoint.request.url.target = e.target;
-      endpoint.request.body.clear();
-      if (!e.body_file.empty()) {
-        auto read = read_body_file(fmt::format("--mix {}", e.name), e.body_file);
-        if (!read) return read.status();
-        endpoint.request.body = std::move(read).value();
-        // A .json body is sent as JSON unless -H names the type (curl --json does the same).
-        const bool typed = std::any_of(
-            o.request.headers.begin(), o.request.headers.end(),
-            [](const auto& h) { return strcasecmp(h.first.c_str(), "Content-Type") == 0; });
-        if (!typed && e.body_file.ends_with(".json")) {
-          endpoint.request.headers.emplace_back("Content-Type", "application/json");
-        }
-      }
-      o.mix.push_back(std::move(endpoint));
-    }
-    if (parsed_mix->rates) mix_rate = parsed_mix->total_weight();
-  }
+  auto mix_rate = mix_options(o);
+  if (!mix_rate) return mix_rate.status();
   auto count = core::parse_count(shipments);
   if (!count) return Status::invalid_field("shipments", count.status().message());
   o.shipments.count = *count;
@@ -186,8 +126,8 @@ Result<engine::LoadOptions> LoadFlags::to_options(bool with_url) const {
                                 "above 0 and at most 1e6 (omit -r for a closed loop)",
                                 rate));
   }
-  if (rate_given || mix_rate) {
-    o.rate_rps = rate_given ? rate : *mix_rate;
+  if (rate_given || *mix_rate) {
+    o.rate_rps = rate_given ? rate : **mix_rate;
     if (connections_given) o.max_connections = connections;
   }
   if (arrival == "uniform") {
@@ -213,25 +153,7 @@ Result<engine::LoadOptions> LoadFlags::to_options(bool with_url) const {
   auto w = duration_field("warmup", stages.empty() || warmup_given ? warmup : "0");
   if (!w) return w.status();
   o.warmup = *w;
-  if (!stages.empty()) {
-    if (rate_given || duration_given || requests_given) {
-      return Status::invalid_field(
-          "stages", "not with -r, -d or -n: the stages set the rate and how long the run lasts");
-    }
-    auto parsed_stages = engine::parse_stages(stages);
-    if (!parsed_stages) return parsed_stages.status();
-    const engine::RateProfile profile(*parsed_stages);
-    if (o.warmup >= profile.total()) {
-      return Status::invalid_field(
-          "warmup", fmt::format("-w {} leaves nothing of the stages' {:.3f} s to measure", warmup,
-                                std::chrono::duration<double>(profile.total()).count()));
-    }
-    o.stages = std::move(parsed_stages).value();
-    o.rate_rps = profile.peak_rps();
-    o.duration = profile.total() - o.warmup;
-    o.interval = std::chrono::seconds(1);  // the report's timeline
-    if (connections_given) o.max_connections = connections;
-  }
+  if (Status st = stage_options(o); !st) return st;
   auto t = duration_field("timeout", timeout);
   if (!t) return t.status();
   o.timeout = *t;

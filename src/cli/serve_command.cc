@@ -36,6 +36,10 @@ class ServeCommand final : public Subcommand {
         ->capture_default_str();
     app.add_option("--cpu", cpu_, "/tracking's CPU share per request, in thread CPU time: 200us")
         ->capture_default_str();
+    app.add_option("--extra-cpu", extra_cpu_,
+                   "CPU burnt before answering every request but /health and /metrics (a slow "
+                   "replica for knee lab up --replica-cost), 0 for none")
+        ->capture_default_str();
     app.add_option("--drain-timeout", drain_timeout_,
                    "On SIGTERM/SIGINT, how long requests in flight may take to finish")
         ->capture_default_str();
@@ -86,6 +90,7 @@ class ServeCommand final : public Subcommand {
     };
     for (const Duration& d :
          {Duration{"--wait", wait_, options.wait}, Duration{"--cpu", cpu_, options.cpu},
+          Duration{"--extra-cpu", extra_cpu_, options.extra_cpu},
           Duration{"--drain-timeout", drain_timeout_, options.drain_timeout}}) {
       auto parsed = core::parse_duration(d.text);
       if (!parsed) {
@@ -192,6 +197,7 @@ class ServeCommand final : public Subcommand {
   std::string instance_ = "app1";
   std::string wait_ = "3ms";
   std::string cpu_ = "200us";
+  std::string extra_cpu_ = "0";
   std::string drain_timeout_ = "5s";
   bool tls_ = false;
   std::string cert_, key_;

@@ -24,7 +24,6 @@ using core::Status;
 
 // The seed's tracking client: one tracking number per connection and request.
 constexpr const char* kLabPath = "/tracking?no=G{conn}-{seq}";
-constexpr const char* kDefaultLevels = "1,2,4,8,16,32,64";
 
 class SweepCommand final : public Subcommand {
  public:
@@ -80,8 +79,8 @@ class SweepCommand final : public Subcommand {
           "--levels and --rate: give concurrency levels or arrival rates, not both"));
     }
     if (!by_rate && max_connections_) {
-      return report_failure(Status::invalid_argument(
-          "-c/--connections: only with --rate (a closed-loop sweep's levels are its connections)"));
+      return report_failure(Status::invalid_field(
+          "connections", "only with --rate (a closed-loop sweep's levels are its connections)"));
     }
     auto levels = core::parse_increasing_int_list(by_rate ? rates_ : levels_,
                                                   by_rate ? 10'000'000 : 1'000'000);
@@ -156,7 +155,6 @@ class SweepCommand final : public Subcommand {
     progress.finish();
     if (lab) lab->stop();
     if (result.failed && result.levels.empty()) return report_failure(*result.failed);
-
     std::vector<std::vector<core::RunResult>> runs;  // [level][repeat]
     for (auto& level : result.levels) runs.push_back(std::move(level[0]));
     report::SweepDocument doc = report::analyse_sweep(
@@ -184,7 +182,7 @@ class SweepCommand final : public Subcommand {
   CLI::App* app_ = nullptr;
   LoadFlags flags_;
   OutputFlags outputs_;
-  std::string levels_ = kDefaultLevels;
+  std::string levels_ = "1,2,4,8,16,32,64";  // powers of two up to 64
   std::string rates_;
   std::optional<int> max_connections_;
   int repeat_ = 1;
@@ -236,11 +234,9 @@ class SweepCommand final : public Subcommand {
       if (base.status().field() == "connections") return base.status().with_field("levels");
       return base.status();
     }
-    if (!by_rate && base->rate_rps) {
-      return core::Status::invalid_field(
-          "mix",
-          "rates (=R/s) make an open loop: sweep it with --rate RATES (the weights then give the "
-          "proportions), or give the weights as ratios (=5) for a closed-loop sweep");
+    if (!by_rate && base->rate_rps) {  // a --mix of rates (=R/s)
+      return core::Status::invalid_field("mix",
+                                         "rates make an open loop: use --rate RATES, or ratios");
     }
     base->max_connections = max_connections_;
     return engine::sweep_plan(*base, levels, by_rate, repeat_);

@@ -591,6 +591,10 @@ void ServerWorker::handle(Connection& c, const http::RequestHead& head, std::str
     timers_.push(Clock::now() + delay, net::EventTag{c.slot, c.generation});
   };
 
+  if (shared_.options.extra_cpu.count() > 0 && route != Route::kHealth &&
+      route != Route::kMetrics) {
+    burn_thread_cpu(shared_.options.extra_cpu);  // --extra-cpu: this replica is the slow one
+  }
   if (route == Route::kNone) {
     respond_fixed(c, not_found_, mode, is_head);
   } else if ((route == Route::kShipment || route == Route::kEvents || route == Route::kBilling) &&

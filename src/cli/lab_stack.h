@@ -1,0 +1,37 @@
+// `knee lab up|status|down`: the lab stack's subcommands (lab/stack.h), declared on `knee lab`
+// beside data and billing.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace knee::cli {
+
+class LabStackCommands {
+ public:
+  // Declares up, status and down as subcommands of `lab`.
+  void add_to(CLI::App& lab);
+  // The exit code of the one that was parsed; nullopt when none was.
+  std::optional<int> run();
+
+ private:
+  int run_up();
+  int run_status();
+  int run_down();
+  std::string dir() const;
+
+  CLI::App* up_ = nullptr;
+  CLI::App* status_ = nullptr;
+  CLI::App* down_ = nullptr;
+  std::string state_;
+  int replicas_ = 3;
+  std::string lb_ = "nginx";
+  std::string balance_ = "round_robin";
+  int port_ = 8080;
+  std::string db_;  // "", or sqlite: the replicas serve the state folder's data set
+  std::vector<std::string> replica_costs_;  // --replica-cost NAME=cpu:DURATION
+};
+
+}  // namespace knee::cli

@@ -1,0 +1,116 @@
+// knee lab up|status|down: the lab stack (lab/stack.h) from the command line.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "cli/command.h"
+#include "cli/lab_stack.h"
+#include "lab/stack.h"
+
+namespace knee::cli {
+
+using core::Status;
+
+void LabStackCommands::add_to(CLI::App& lab) {
+  up_ = lab.add_subcommand("up",
+                           "Start the lab stack: --replicas knee serve processes behind nginx "
+                           "on 127.0.0.1:--port, as seed 002's compose stack without Docker");
+  status_ = lab.add_subcommand("status", "Say which parts of the lab stack are alive and answer");
+  down_ = lab.add_subcommand("down", "Stop every part of the lab stack; none is left running");
+  for (CLI::App* sub : {up_, status_, down_}) {
+    sub->add_option("--state", state_,
+                    "The lab's state folder (default $XDG_STATE_HOME/knee/lab); the stack's "
+                    "files are in its stack/ folder");
+  }
+  up_->add_option("--replicas", replicas_, "App replicas (knee serve), instances app1..appN")
+      ->capture_default_str();
+  up_->add_option("--lb", lb_, "The load balancer: nginx (Debian's nginx-light)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"nginx"}));
+  up_->add_option("--balance", balance_, "round_robin, least_conn or random")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"round_robin", "least_conn", "random"}));
+  up_->add_option("--port", port_, "The balancer's port on 127.0.0.1")->capture_default_str();
+  up_->add_option("--db", db_,
+                  "sqlite: the replicas serve the shipment service on the state folder's data "
+                  "set (make it with knee lab data); default the stand-in endpoints only")
+      ->check(CLI::IsMember({"sqlite"}));
+  up_->add_option("--replica-cost", replica_costs_,
+                  "Make a replica slower: NAME=cpu:DURATION burns that much CPU before each "
+                  "answer (e.g. app2=cpu:1ms; repeatable), seed 002's uneven node");
+}
+
+std::optional<int> LabStackCommands::run() {
+  if (up_->parsed()) return run_up();
+  if (status_->parsed()) return run_status();
+  if (down_->parsed()) return run_down();
+  return std::nullopt;
+}
+
+std::string LabStackCommands::dir() const {
+  return (state_.empty() ? default_state_dir() : state_) + "/stack";
+}
+
+int LabStackCommands::run_up() {
+  lab::StackSpec spec;
+  spec.dir = dir();
+  spec.replicas = replicas_;
+  spec.balance = balance_;
+  spec.port = port_;
+  char self[4096];
+  const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n <= 0) return report_failure(Status::from_errno("readlink /proc/self/exe", errno));
+  spec.knee_binary = std::string(self, static_cast<size_t>(n));
+  if (db_ == "sqlite") {
+    const std::string data = std::filesystem::path(spec.dir).parent_path().string();
+    if (!std::filesystem::exists(database_in(data))) {
+      return report_failure(Status::invalid_argument(fmt::format(
+          "--db sqlite: no data set in {}; make one with knee lab data --state {}", data, data)));
+    }
+    spec.serve_args = {"--state", data};
+  }
+  for (const std::string& cost : replica_costs_) {
+    const size_t eq = cost.find("=cpu:");
+    if (eq == std::string::npos) {
+      return report_failure(Status::invalid_argument(
+          fmt::format("--replica-cost '{}': use NAME=cpu:DURATION, e.g. app2=cpu:1ms", cost)));
+    }
+    spec.extra_cpu[cost.substr(0, eq)] = cost.substr(eq + 5);
+  }
+  auto stack = lab::stack_up(spec);
+  if (!stack) return report_failure(stack.status());
+  for (const lab::StackPart& p : stack->parts) {
+    fmt::print("{:<6} {:<8} pid {:<7} http://127.0.0.1:{}/  log {}\n", p.name, p.role, p.pid,
+               p.port, p.log);
+  }
+  fmt::print("lab up: {} ({} replicas, {}); knee lab status, knee lab down\n", stack->url(),
+             replicas_, balance_);
+  return kExitOk;
+}
+
+int LabStackCommands::run_status() {
+  auto stack = lab::read_stack(dir());
+  if (!stack) return report_failure(stack.status());
+  bool all = true;
+  for (const lab::PartStatus& s : lab::stack_status(*stack)) {
+    all = all && s.alive && s.answering;
+    fmt::print("{:<6} {:<8} pid {:<7} port {:<5}  {}{}\n", s.part.name, s.part.role, s.part.pid,
+               s.part.port,
+               !s.alive      ? "DOWN"
+               : s.answering ? "up"
+                             : "alive, not answering /health",
+               s.requests >= 0 ? fmt::format(", {} requests served", s.requests) : "");
+  }
+  return all ? kExitOk : kExitRunFailed;
+}
+
+int LabStackCommands::run_down() {
+  auto stack = lab::read_stack(dir());
+  if (!stack) return report_failure(stack.status());
+  if (Status s = lab::stack_down(*stack); !s) return report_failure(s);
+  fmt::print("lab down: {} parts stopped\n", stack->parts.size());
+  return kExitOk;
+}
+
+}  // namespace knee::cli

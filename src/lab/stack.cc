@@ -1,0 +1,371 @@
+#include "lab/stack.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
+
+#include "core/files.h"
+#include "core/units.h"
+#include "net/socket.h"
+#include "net/transport.h"
+
+namespace knee::lab {
+
+using core::Result;
+using core::Status;
+using nlohmann::json;
+using namespace std::chrono_literals;
+
+namespace {
+
+constexpr auto kStartTimeout = 10s;
+constexpr auto kStopTimeout = 10s;
+
+std::string stack_file(const std::string& dir) { return dir + "/stack.json"; }
+
+// The last `n` lines of a log, indented, for an error message.
+std::string log_tail(const std::string& path, size_t n = 8) {
+  std::ifstream in(path);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  std::string out;
+  for (size_t i = lines.size() > n ? lines.size() - n : 0; i < lines.size(); ++i) {
+    out += "\n  " + lines[i];
+  }
+  return out.empty() ? " (its log is empty)" : "; the end of " + path + ":" + out;
+}
+
+// Starts `argv` in a session of its own, stdin from /dev/null, stdout and stderr to `log`.
+Result<pid_t> spawn(const std::vector<std::string>& argv, const std::string& log) {
+  const int out = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (out < 0) return Status::from_errno("open " + log, errno);
+  const int null = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  std::vector<char*> args;
+  std::vector<std::string> copy = argv;
+  for (std::string& a : copy) args.push_back(a.data());
+  args.push_back(nullptr);
+  const pid_t pid = fork();
+  if (pid < 0) {
+    const int err = errno;
+    ::close(out);
+    if (null >= 0) ::close(null);
+    return Status::from_errno("fork", err);
+  }
+  if (pid == 0) {
+    // Child: only async-signal-safe calls until exec.
+    setsid();
+    if (null >= 0) dup2(null, STDIN_FILENO);
+    dup2(out, STDOUT_FILENO);
+    dup2(out, STDERR_FILENO);
+    execv(args[0], args.data());
+    _exit(127);
+  }
+  ::close(out);
+  if (null >= 0) ::close(null);
+  return pid;
+}
+
+// Alive: the process exists and is not a zombie (a part's parent may be gone and init slow to
+// reap it).
+bool alive(pid_t pid) {
+  if (pid <= 0) return false;
+  ::waitpid(pid, nullptr, WNOHANG);  // reaps it when it is this process's child (knee lab up's)
+  if (::kill(pid, 0) != 0) return false;
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text;
+  std::getline(stat, text);
+  const size_t close = text.rfind(')');
+  return close == std::string::npos || close + 2 >= text.size() || text[close + 2] != 'Z';
+}
+
+// The program the pid runs now (its executable's name: nginx rewrites its command line), to
+// leave alone a pid reused by something else.
+std::string program_of(pid_t pid) {
+  std::error_code ec;
+  const auto exe = std::filesystem::read_symlink("/proc/" + std::to_string(pid) + "/exe", ec);
+  return ec ? "" : exe.filename().string();
+}
+
+// GET `path` on 127.0.0.1:port with Connection: close: the status and body, or an error.
+Result<std::pair<int, std::string>> http_get(int port, const std::string& path) {
+  auto address = net::resolve("127.0.0.1", port);
+  if (!address) return address.status();
+  // Connected within 1 s or not at all: a listener that never accepts fills its backlog, and a
+  // blocking connect to it would wait for the kernel's SYN retries (about two minutes).
+  auto fd = net::connect_tcp(*address, net::Blocking::kNo);
+  if (!fd) return fd.status();
+  pollfd p{fd->get(), POLLOUT, 0};
+  if (::poll(&p, 1, 1000) != 1 || net::connect_error(fd->get()) != 0) {
+    return Status::unavailable(fmt::format("cannot connect to 127.0.0.1:{} within 1 s", port));
+  }
+  ::fcntl(fd->get(), F_SETFL, ::fcntl(fd->get(), F_GETFL) & ~O_NONBLOCK);
+  net::set_io_timeouts(fd->get(), 1s);
+  net::TcpTransport t(std::move(fd).value());
+  const std::string request =
+      fmt::format("GET {} HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nConnection: close\r\n\r\n", path, port);
+  if (Status s = net::send_all(t, request, "GET " + path); !s) return s;
+  std::string response;
+  std::array<char, 4096> buf;
+  for (;;) {
+    const net::IoResult r = t.recv_some(buf);
+    if (r.status != net::IoStatus::kDone || r.bytes == 0) break;
+    response.append(buf.data(), r.bytes);
+  }
+  if (response.size() < 12 || !response.starts_with("HTTP/1.")) {
+    return Status::unavailable(fmt::format("no HTTP response from port {}", port));
+  }
+  const size_t body = response.find("\r\n\r\n");
+  return std::pair<int, std::string>(std::atoi(response.c_str() + 9),
+                                     body == std::string::npos ? "" : response.substr(body + 4));
+}
+
+// The port a `knee serve --port 0` printed first ("listening on 127.0.0.1:PORT"), 0 if not yet.
+int listening_port(const std::string& log) {
+  std::ifstream in(log);
+  std::string line;
+  if (!std::getline(in, line) || !line.starts_with("listening on ")) return 0;
+  const size_t colon = line.rfind(':');
+  return colon == std::string::npos ? 0 : std::atoi(line.c_str() + colon + 1);
+}
+
+void stop_part(const StackPart& p) {
+  if (!alive(p.pid)) return;
+  const std::string program = program_of(p.pid);
+  if (program.find(p.role == "balancer" ? "nginx" : "knee") == std::string::npos) return;
+  ::kill(p.pid, p.role == "balancer" ? SIGQUIT : SIGTERM);  // both finish what is in flight
+  const auto deadline = std::chrono::steady_clock::now() + kStopTimeout;
+  while (alive(p.pid) && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(20ms);
+  }
+  if (alive(p.pid)) ::kill(p.pid, SIGKILL);
+}
+
+json to_json(const Stack& s) {
+  json parts = json::array();
+  for (const StackPart& p : s.parts) {
+    parts.push_back(
+        {{"name", p.name}, {"role", p.role}, {"pid", p.pid}, {"port", p.port}, {"log", p.log}});
+  }
+  return {{"kind", "lab_stack"}, {"balance", s.balance}, {"parts", parts}};
+}
+
+Status write_stack(const Stack& s) {
+  core::OutputFile file;
+  if (Status st = file.open("stack.json", stack_file(s.dir)); !st) return st;
+  return file.write(to_json(s).dump(1) + "\n");
+}
+
+}  // namespace
+
+std::string Stack::url() const {
+  for (const StackPart& p : parts) {
+    if (p.role == "balancer") return fmt::format("http://127.0.0.1:{}/", p.port);
+  }
+  return "";
+}
+
+Status StackSpec::validate() const {
+  if (replicas < 1 || replicas > 32) {
+    return Status::invalid_field("replicas", fmt::format("{} replicas; give 1 to 32", replicas));
+  }
+  if (std::find(std::begin(kBalancingAlgorithms), std::end(kBalancingAlgorithms), balance) ==
+      std::end(kBalancingAlgorithms)) {
+    return Status::invalid_field(
+        "balance", fmt::format("'{}': use round_robin, least_conn or random", balance));
+  }
+  for (const auto& [name, cpu] : extra_cpu) {
+    const int index = name.starts_with("app") ? std::atoi(name.c_str() + 3) : 0;
+    if (index < 1 || index > replicas || name != fmt::format("app{}", index)) {
+      return Status::invalid_field(
+          "replica_cost",
+          fmt::format("'{}' is not a replica: they are app1..app{}", name, replicas));
+    }
+    if (auto d = core::parse_duration(cpu); !d) {
+      return Status::invalid_field("replica_cost",
+                                   fmt::format("{}=cpu:{}: {}", name, cpu, d.status().message()));
+    }
+  }
+  if (port < 1 || port > 65535) {
+    return Status::invalid_field("port", fmt::format("{}: give a TCP port, 1..65535", port));
+  }
+  return Status::ok();
+}
+
+std::string nginx_config(const StackSpec& spec, const std::vector<StackPart>& replicas) {
+  std::string servers;
+  for (const StackPart& r : replicas) {
+    servers += fmt::format("    server 127.0.0.1:{} max_fails=1 fail_timeout=2s;\n", r.port);
+  }
+  const std::string algorithm = spec.balance == "least_conn" ? "    least_conn;\n"
+                                : spec.balance == "random"   ? "    random;\n"
+                                                             : "";
+  return fmt::format(
+      "# Generated by knee lab up ({} replicas, {}); rewritten on every start.\n"
+      "worker_processes 1;\n"
+      "daemon off;\n"
+      "pid {dir}/nginx.pid;\n"
+      "error_log {dir}/nginx.log warn;\n"
+      "events {{ worker_connections 4096; }}\n"
+      "http {{\n"
+      "  access_log off;\n"
+      "  client_body_temp_path {dir}/nginx-tmp/body;\n"
+      "  proxy_temp_path {dir}/nginx-tmp/proxy;\n"
+      "  upstream knee_app {{\n"
+      "{}{}"
+      "    keepalive 64;\n"
+      "  }}\n"
+      "  server {{\n"
+      "    listen 127.0.0.1:{};\n"
+      "    location / {{\n"
+      "      proxy_pass http://knee_app;\n"
+      "      proxy_http_version 1.1;\n"
+      "      proxy_set_header Connection \"\";\n"
+      "      proxy_connect_timeout 1s;\n"
+      "      proxy_read_timeout 30s;\n"
+      "      proxy_next_upstream error timeout http_502;\n"
+      "      proxy_next_upstream_tries 3;\n"
+      "    }}\n"
+      "  }}\n"
+      "}}\n",
+      spec.replicas, spec.balance, algorithm, servers, spec.port, fmt::arg("dir", spec.dir));
+}
+
+Result<Stack> stack_up(const StackSpec& asked) {
+  if (Status s = asked.validate(); !s) return s;
+  // nginx takes the paths in its configuration from its prefix (-p): every path is absolute.
+  StackSpec spec = asked;
+  spec.dir = std::filesystem::absolute(asked.dir).lexically_normal().string();
+  std::error_code ec;
+  std::filesystem::create_directories(spec.dir + "/nginx-tmp", ec);
+  if (ec) return Status::io_error(fmt::format("cannot create {}: {}", spec.dir, ec.message()));
+  if (auto existing = read_stack(spec.dir)) {
+    for (const PartStatus& p : stack_status(*existing)) {
+      if (p.alive) {
+        return Status::invalid_argument(fmt::format(
+            "a lab is already up in {} ({} is running, pid {}): run knee lab down first", spec.dir,
+            p.part.name, p.part.pid));
+      }
+    }
+  }
+  Stack stack{spec.dir, spec.balance, {}};
+  // Whatever fails from here stops what was started.
+  auto fail = [&](Status why) {
+    for (auto p = stack.parts.rbegin(); p != stack.parts.rend(); ++p) stop_part(*p);
+    std::filesystem::remove(stack_file(spec.dir), ec);
+    return why;
+  };
+  for (int i = 1; i <= spec.replicas; ++i) {
+    StackPart p{fmt::format("app{}", i), "replica", 0, 0, fmt::format("{}/app{}.log", spec.dir, i)};
+    std::vector<std::string> argv = {spec.knee_binary, "serve", "--host",     "127.0.0.1",
+                                     "--port",         "0",     "--instance", p.name};
+    argv.insert(argv.end(), spec.serve_args.begin(), spec.serve_args.end());
+    if (auto cost = spec.extra_cpu.find(p.name); cost != spec.extra_cpu.end()) {
+      argv.insert(argv.end(), {"--extra-cpu", cost->second});
+    }
+    auto pid = spawn(argv, p.log);
+    if (!pid) return fail(pid.status());
+    p.pid = *pid;
+    stack.parts.push_back(p);
+  }
+  // Each replica prints its port first, then answers /health.
+  const auto deadline = std::chrono::steady_clock::now() + kStartTimeout;
+  for (StackPart& p : stack.parts) {
+    while (p.port == 0 || !http_get(p.port, "/health")) {
+      if (p.port == 0) p.port = listening_port(p.log);
+      if (!alive(p.pid) || std::chrono::steady_clock::now() > deadline) {
+        return fail(Status::unavailable(fmt::format("{} (knee serve, pid {}) did not come up{}",
+                                                    p.name, p.pid, log_tail(p.log))));
+      }
+      std::this_thread::sleep_for(20ms);
+    }
+  }
+  if (Status s = write_stack(stack); !s) return fail(s);
+  const std::string config_path = spec.dir + "/nginx.conf";
+  {
+    core::OutputFile config;
+    if (Status s = config.open("nginx.conf", config_path); !s) return fail(s);
+    if (Status s = config.write(nginx_config(spec, stack.parts)); !s) return fail(s);
+  }
+  StackPart lb{"nginx", "balancer", 0, spec.port, spec.dir + "/nginx.out"};
+  auto pid =
+      spawn({spec.nginx, "-e", spec.dir + "/nginx.log", "-c", config_path, "-p", spec.dir}, lb.log);
+  if (!pid) return fail(pid.status());
+  lb.pid = *pid;
+  stack.parts.push_back(lb);
+  for (;;) {
+    auto r = http_get(lb.port, "/health");
+    if (r && r->first == 200) break;
+    if (!alive(lb.pid) || std::chrono::steady_clock::now() > deadline + kStartTimeout) {
+      std::string why = log_tail(lb.log) + log_tail(spec.dir + "/nginx.log");
+      return fail(Status::unavailable(
+          fmt::format("nginx (pid {}) did not come up on 127.0.0.1:{}{}", lb.pid, lb.port, why)));
+    }
+    std::this_thread::sleep_for(20ms);
+  }
+  if (Status s = write_stack(stack); !s) return fail(s);
+  return stack;
+}
+
+Result<Stack> read_stack(const std::string& dir) {
+  std::ifstream in(stack_file(dir));
+  if (!in) {
+    return Status::invalid_argument(
+        fmt::format("no lab is up in {}: start one with knee lab up", dir));
+  }
+  const json j = json::parse(in, nullptr, false);
+  if (!j.is_object() || j.value("kind", "") != "lab_stack" || !j["parts"].is_array()) {
+    return Status::invalid_argument(
+        fmt::format("{} is not a lab stack knee wrote; remove it", stack_file(dir)));
+  }
+  Stack s{dir, j.value("balance", ""), {}};
+  for (const json& p : j["parts"]) {
+    s.parts.push_back(StackPart{p.value("name", ""), p.value("role", ""), p.value("pid", 0),
+                                p.value("port", 0), p.value("log", "")});
+  }
+  return s;
+}
+
+std::vector<PartStatus> stack_status(const Stack& stack) {
+  std::vector<PartStatus> out;
+  for (const StackPart& p : stack.parts) {
+    PartStatus st{p, alive(p.pid), false, -1};
+    if (st.alive) {
+      auto r = http_get(p.port, "/health");
+      st.answering = r && r->first == 200;
+      if (st.answering && p.role == "replica") {
+        const json h = json::parse(r->second, nullptr, false);
+        if (h.is_object()) st.requests = h.value("totalRequests", -1LL);
+      }
+    }
+    out.push_back(st);
+  }
+  return out;
+}
+
+Status stack_down(const Stack& stack) {
+  // The balancer first, so nothing is routed to a replica that is going away.
+  for (auto p = stack.parts.rbegin(); p != stack.parts.rend(); ++p) stop_part(*p);
+  std::error_code ec;
+  std::filesystem::remove(stack_file(stack.dir), ec);
+  for (const StackPart& p : stack.parts) {
+    if (alive(p.pid) &&
+        program_of(p.pid).find(p.role == "balancer" ? "nginx" : "knee") != std::string::npos) {
+      return Status::io_error(fmt::format("{} (pid {}) is still running", p.name, p.pid));
+    }
+  }
+  return Status::ok();
+}
+
+}  // namespace knee::lab

@@ -1,0 +1,218 @@
+// The lab stack as a user runs it (lab/stack.h): `knee lab up` starts replicas behind a real
+// nginx on loopback, round robin spreads requests evenly, `knee lab status` notices a killed
+// replica, `knee lab down` leaves no process behind, and a part that cannot start stops the rest.
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "net/socket.h"
+#include "support/blocking_client.h"
+#include "support/subprocess.h"
+#include "support/temp_dir.h"
+
+namespace knee {
+namespace {
+
+using nlohmann::json;
+using testing::run_process;
+
+// Alive and not a zombie (the parts' parent, knee lab up, is gone; pid 1 reaps them).
+bool alive(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text;
+  if (!std::getline(stat, text)) return false;
+  const size_t close = text.rfind(')');
+  return close != std::string::npos && close + 2 < text.size() && text[close + 2] != 'Z';
+}
+
+// Every running `knee serve ... --instance` this binary started: lab replicas.
+std::vector<pid_t> lab_replicas() {
+  std::vector<pid_t> out;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(entry.path() / "cmdline");
+    std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (cmdline.starts_with(std::string(KNEE_BINARY) + '\0' + "serve") &&
+        cmdline.find(std::string("--instance") + '\0' + "app") != std::string::npos &&
+        alive(std::stoi(name))) {
+      out.push_back(std::stoi(name));
+    }
+  }
+  return out;
+}
+
+class LabStack : public ::testing::Test {
+ protected:
+  void TearDown() override {
+    // Whatever a failed test left running.
+    run_process({KNEE_BINARY, "lab", "down", "--state", dir_.path()});
+  }
+  testing::ProcessResult up(std::vector<std::string> extra) {
+    std::vector<std::string> argv = {
+        KNEE_BINARY, "lab", "up", "--state", dir_.path(), "--port", std::to_string(port_)};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return run_process(argv);
+  }
+  json stack() {
+    std::ifstream in(dir_.path() + "/stack/stack.json");
+    return json::parse(in, nullptr, false);
+  }
+  long long requests_of(int port) {
+    auto address = net::resolve("127.0.0.1", port);
+    testing::Client client(*address);
+    auto r = client.get("/health");
+    if (!r) return -1;
+    return json::parse(r->body, nullptr, false).value("totalRequests", -1LL);
+  }
+
+  testing::TempDir dir_{"knee-e2e-stack"};
+  int port_ = testing::free_loopback_port();
+};
+
+TEST_F(LabStack, RoundRobinSpreadsRequestsEvenlyAndDownLeavesNothing) {
+  auto r = up({"--replicas", "3"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("lab up: http://127.0.0.1:" + std::to_string(port_) + "/ (3 replicas"),
+            std::string::npos)
+      << r.out;
+  const json s = stack();
+  ASSERT_EQ(s["parts"].size(), 4u) << s.dump();
+  std::vector<int> ports;
+  std::vector<pid_t> pids;
+  for (const json& p : s["parts"]) {
+    pids.push_back(p["pid"]);
+    if (p["role"] == "replica") ports.push_back(p["port"]);
+  }
+  EXPECT_EQ(s["parts"][3]["name"], "nginx");
+  std::vector<long long> before;
+  for (int p : ports) before.push_back(requests_of(p));
+
+  // 300 requests through the balancer, on one keep-alive connection.
+  auto address = net::resolve("127.0.0.1", port_);
+  ASSERT_TRUE(address);
+  testing::Client client(*address);
+  for (int i = 0; i < 300; ++i) {
+    auto resp = client.get("/fast");
+    ASSERT_TRUE(resp) << i;
+    ASSERT_EQ(resp->status, 200) << i;
+  }
+  for (size_t i = 0; i < ports.size(); ++i) {
+    EXPECT_EQ(requests_of(ports[i]) - before[i], 100 + 1) << "app" << i + 1 << ": its share and "
+                                                          << "this /health";
+  }
+  auto status = run_process({KNEE_BINARY, "lab", "status", "--state", dir_.path()});
+  EXPECT_EQ(status.exit_code, 0) << status.out << status.err;
+  EXPECT_NE(status.out.find("app2   replica"), std::string::npos) << status.out;
+  EXPECT_NE(status.out.find("requests served"), std::string::npos) << status.out;
+
+  // Regression: a relative --state reached nginx as a path relative to its prefix (-p), which
+  // is the state folder itself, so it found neither its configuration nor its log.
+  auto relative = run_process(
+      {KNEE_BINARY, "lab", "status", "--state", std::filesystem::relative(dir_.path()).string()});
+  EXPECT_EQ(relative.exit_code, 0) << relative.err;
+
+  auto again = up({"--replicas", "2"});
+  EXPECT_EQ(again.exit_code, 2);
+  EXPECT_NE(again.err.find("a lab is already up"), std::string::npos) << again.err;
+
+  auto down = run_process({KNEE_BINARY, "lab", "down", "--state", dir_.path()});
+  EXPECT_EQ(down.exit_code, 0) << down.err;
+  EXPECT_NE(down.out.find("4 parts stopped"), std::string::npos) << down.out;
+  for (pid_t pid : pids) EXPECT_FALSE(alive(pid)) << pid;
+  EXPECT_TRUE(lab_replicas().empty());
+  auto gone = run_process({KNEE_BINARY, "lab", "status", "--state", dir_.path()});
+  EXPECT_EQ(gone.exit_code, 2);
+  EXPECT_NE(gone.err.find("no lab is up"), std::string::npos) << gone.err;
+}
+
+TEST_F(LabStack, StatusNoticesAKilledReplicaAndDownStillCleansUp) {
+  // From a relative state folder (regression, as above).
+  auto r = run_process({KNEE_BINARY, "lab", "up", "--state",
+                        std::filesystem::relative(dir_.path()).string(), "--port",
+                        std::to_string(port_), "--replicas", "2", "--balance", "least_conn"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const json s = stack();
+  const pid_t app1 = s["parts"][0]["pid"];
+  ::kill(app1, SIGKILL);
+  for (int i = 0; i < 100 && alive(app1); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  // The balancer routes around it: requests still succeed.
+  auto address = net::resolve("127.0.0.1", port_);
+  testing::Client client(*address);
+  for (int i = 0; i < 20; ++i) EXPECT_EQ(client.get("/fast")->status, 200) << i;
+  auto status = run_process({KNEE_BINARY, "lab", "status", "--state", dir_.path()});
+  EXPECT_EQ(status.exit_code, 1);
+  EXPECT_NE(status.out.find("app1   replica  pid " + std::to_string(app1)), std::string::npos)
+      << status.out;
+  EXPECT_NE(status.out.find("DOWN"), std::string::npos) << status.out;
+  EXPECT_EQ(run_process({KNEE_BINARY, "lab", "down", "--state", dir_.path()}).exit_code, 0);
+  EXPECT_TRUE(lab_replicas().empty());
+}
+
+// Seed 002's lesson 3: a slow node gets its equal share under round robin, and far less under
+// least_conn, which sends each request where the fewest are in flight.
+TEST_F(LabStack, LeastConnSendsTheSlowReplicaLessThanRoundRobinDoes) {
+  std::map<std::string, std::vector<long long>> served;
+  for (const char* balance : {"round_robin", "least_conn"}) {
+    auto r = up({"--replicas", "2", "--balance", balance, "--replica-cost", "app2=cpu:2ms"});
+    ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+    auto run =
+        run_process({KNEE_BINARY, "run", "http://127.0.0.1:" + std::to_string(port_) + "/fast",
+                     "-c", "8", "-d", "1s", "-w", "0"});
+    EXPECT_EQ(run.exit_code, 0) << run.err;
+    const json s = stack();
+    for (size_t i = 0; i < 2; ++i) served[balance].push_back(requests_of(s["parts"][i]["port"]));
+    ASSERT_EQ(run_process({KNEE_BINARY, "lab", "down", "--state", dir_.path()}).exit_code, 0);
+  }
+  const auto& rr = served["round_robin"];
+  const auto& lc = served["least_conn"];
+  EXPECT_NEAR(static_cast<double>(rr[0]), static_cast<double>(rr[1]), 2.0) << "equal counts";
+  EXPECT_LT(lc[1] * 3, lc[0]) << "app2 (2 ms per request) got " << lc[1] << " of " << lc[0] + lc[1];
+}
+
+TEST_F(LabStack, ABalancerThatCannotStartStopsTheReplicasAndSaysWhy) {
+  // The balancer's port is taken.
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(port_));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  ASSERT_EQ(::listen(fd, 1), 0);
+  auto r = up({"--replicas", "2"});
+  ::close(fd);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("nginx"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("Address already in use"), std::string::npos) << r.err;
+  EXPECT_TRUE(lab_replicas().empty()) << "the replicas started before it were stopped";
+  EXPECT_FALSE(std::filesystem::exists(dir_.path() + "/stack/stack.json"));
+}
+
+TEST(LabStackFlags, BadValuesAreRefusedNamingTheFlag) {
+  for (const auto& [args, words] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"--balance", "fastest"}, "--balance"},
+           {{"--replicas", "0"}, "--replicas: 0 replicas; give 1 to 32"},
+           {{"--lb", "haproxy"}, "--lb"},
+           {{"--db", "sqlite", "--state", "/tmp/knee-no-such-lab"}, "no data set in"}}) {
+    std::vector<std::string> argv = {KNEE_BINARY, "lab", "up"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    auto r = run_process(argv);
+    EXPECT_EQ(r.exit_code, 2) << words << "\n" << r.err;
+    EXPECT_NE(r.err.find(words), std::string::npos) << r.err;
+  }
+}
+
+}  // namespace
+}  // namespace knee

@@ -1,0 +1,71 @@
+// The lab stack's pure parts (lab/stack.h): the spec is checked field by field, and the nginx
+// configuration holds the algorithm, every replica, keep-alive upstreams and retries, with every
+// path inside the state folder (tests/e2e/lab_stack_test.cc runs it under a real nginx).
+#include "lab/stack.h"
+
+#include <gtest/gtest.h>
+
+namespace knee::lab {
+namespace {
+
+StackSpec spec(const std::string& balance) {
+  StackSpec s;
+  s.dir = "/tmp/knee-lab/stack";
+  s.replicas = 2;
+  s.balance = balance;
+  s.port = 18080;
+  return s;
+}
+
+std::vector<StackPart> replicas() {
+  return {{"app1", "replica", 11, 40001, ""}, {"app2", "replica", 12, 40002, ""}};
+}
+
+TEST(NginxConfig, HoldsTheAlgorithmEveryReplicaAndTheRetries) {
+  const std::string rr = nginx_config(spec("round_robin"), replicas());
+  EXPECT_EQ(rr.find("least_conn;"), std::string::npos) << "round robin is nginx's default";
+  EXPECT_EQ(rr.find("random;"), std::string::npos);
+  for (const char* line :
+       {"    server 127.0.0.1:40001 max_fails=1 fail_timeout=2s;\n",
+        "    server 127.0.0.1:40002 max_fails=1 fail_timeout=2s;\n", "    keepalive 64;\n",
+        "    listen 127.0.0.1:18080;\n", "      proxy_http_version 1.1;\n",
+        "      proxy_set_header Connection \"\";\n",
+        "      proxy_next_upstream error timeout http_502;\n",
+        "pid /tmp/knee-lab/stack/nginx.pid;\n",
+        "  proxy_temp_path /tmp/knee-lab/stack/nginx-tmp/proxy;\n", "daemon off;\n"}) {
+    EXPECT_NE(rr.find(line), std::string::npos) << line << rr;
+  }
+  EXPECT_NE(nginx_config(spec("least_conn"), replicas()).find("    least_conn;\n"),
+            std::string::npos);
+  EXPECT_NE(nginx_config(spec("random"), replicas()).find("    random;\n"), std::string::npos);
+}
+
+TEST(StackSpec, NamesTheFieldOfEachBadValue) {
+  StackSpec s = spec("round_robin");
+  EXPECT_TRUE(s.validate());
+  s.replicas = 0;
+  EXPECT_EQ(s.validate().field(), "replicas");
+  s = spec("weighted");
+  EXPECT_EQ(s.validate().field(), "balance");
+  s = spec("random");
+  s.port = 70000;
+  EXPECT_EQ(s.validate().field(), "port");
+  s = spec("random");
+  s.extra_cpu = {{"app3", "1ms"}};
+  EXPECT_EQ(s.validate().field(), "replica_cost") << "only app1..app2";
+  s.extra_cpu = {{"app2", "1"}};
+  EXPECT_EQ(s.validate().field(), "replica_cost") << "a duration needs its unit";
+  s.extra_cpu = {{"app02", "1ms"}};
+  EXPECT_EQ(s.validate().field(), "replica_cost");
+  s.extra_cpu = {{"app2", "1ms"}};
+  EXPECT_TRUE(s.validate());
+}
+
+TEST(ReadStack, SaysNoLabIsUpWhereNoneWasStarted) {
+  auto s = read_stack("/tmp/knee-no-lab-here");
+  ASSERT_FALSE(s);
+  EXPECT_NE(s.status().message().find("no lab is up in /tmp/knee-no-lab-here"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace knee::lab
