@@ -27,7 +27,8 @@ std::string flag_of(const std::string& field) {
       {"sellers", "--sellers"}, {"mix", "--mix"}, {"shipments", "--shipments"},
       {"zipf", "--zipf"}, {"stages", "--stages"}, {"replicas", "--replicas"},
       {"balance", "--balance"}, {"port", "--port"},
-      {"replica_cost", "--replica-cost"}};
+      {"replica_cost", "--replica-cost"}, {"next_upstream", "--next-upstream"},
+      {"pause", "--pause"}};
   // clang-format on
   for (const auto& [f, flag] : kFlags) {
     if (field == f) return flag;

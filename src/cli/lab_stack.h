@@ -1,5 +1,5 @@
-// `knee lab up|status|down`: the lab stack's subcommands (lab/stack.h), declared on `knee lab`
-// beside data and billing.
+// `knee lab up|status|deploy|down`: the lab stack's subcommands (lab/stack.h), declared on `knee
+// lab` beside data and billing.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -20,11 +20,16 @@ class LabStackCommands {
   int run_up();
   int run_status();
   int run_down();
+  int run_deploy();
   std::string dir() const;
 
   CLI::App* up_ = nullptr;
   CLI::App* status_ = nullptr;
   CLI::App* down_ = nullptr;
+  CLI::App* deploy_ = nullptr;
+  std::string next_upstream_ = "error timeout http_502";
+  bool graceful_ = false, abrupt_ = false, rolling_ = false;
+  std::string pause_ = "1s";
   std::string state_;
   int replicas_ = 3;
   std::string lb_ = "nginx";

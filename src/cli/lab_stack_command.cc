@@ -6,6 +6,7 @@
 
 #include "cli/command.h"
 #include "cli/lab_stack.h"
+#include "core/units.h"
 #include "lab/stack.h"
 
 namespace knee::cli {
@@ -18,7 +19,11 @@ void LabStackCommands::add_to(CLI::App& lab) {
                            "on 127.0.0.1:--port, as seed 002's compose stack without Docker");
   status_ = lab.add_subcommand("status", "Say which parts of the lab stack are alive and answer");
   down_ = lab.add_subcommand("down", "Stop every part of the lab stack; none is left running");
-  for (CLI::App* sub : {up_, status_, down_}) {
+  deploy_ = lab.add_subcommand(
+      "deploy",
+      "Replace every replica in turn by a new process while the stack serves (a rolling "
+      "deploy): --graceful or --abrupt");
+  for (CLI::App* sub : {up_, status_, down_, deploy_}) {
     sub->add_option("--state", state_,
                     "The lab's state folder (default $XDG_STATE_HOME/knee/lab); the stack's "
                     "files are in its stack/ folder");
@@ -36,6 +41,19 @@ void LabStackCommands::add_to(CLI::App& lab) {
                   "sqlite: the replicas serve the shipment service on the state folder's data "
                   "set (make it with knee lab data); default the stand-in endpoints only")
       ->check(CLI::IsMember({"sqlite"}));
+  up_->add_option("--next-upstream", next_upstream_,
+                  "nginx's proxy_next_upstream: when a failed request goes to another replica "
+                  "('off': never, so a replica's death shows as 502s)")
+      ->capture_default_str();
+  auto* graceful = deploy_->add_flag(
+      "--graceful", graceful_,
+      "Start the new replica on the old one's port (SO_REUSEPORT), then let the old one drain "
+      "(SIGTERM)");
+  auto* abrupt = deploy_->add_flag(
+      "--abrupt", abrupt_, "Kill the old replica (SIGKILL), then start the new one on its port");
+  graceful->excludes(abrupt);
+  deploy_->add_flag("--rolling", rolling_, "One replica at a time (the only way, the default)");
+  deploy_->add_option("--pause", pause_, "Wait between two replicas")->capture_default_str();
   up_->add_option("--replica-cost", replica_costs_,
                   "Make a replica slower: NAME=cpu:DURATION burns that much CPU before each "
                   "answer (e.g. app2=cpu:1ms; repeatable), seed 002's uneven node");
@@ -45,6 +63,7 @@ std::optional<int> LabStackCommands::run() {
   if (up_->parsed()) return run_up();
   if (status_->parsed()) return run_status();
   if (down_->parsed()) return run_down();
+  if (deploy_->parsed()) return run_deploy();
   return std::nullopt;
 }
 
@@ -58,6 +77,7 @@ int LabStackCommands::run_up() {
   spec.replicas = replicas_;
   spec.balance = balance_;
   spec.port = port_;
+  spec.next_upstream = next_upstream_;
   char self[4096];
   const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
   if (n <= 0) return report_failure(Status::from_errno("readlink /proc/self/exe", errno));
@@ -103,6 +123,28 @@ int LabStackCommands::run_status() {
                s.requests >= 0 ? fmt::format(", {} requests served", s.requests) : "");
   }
   return all ? kExitOk : kExitRunFailed;
+}
+
+int LabStackCommands::run_deploy() {
+  if (graceful_ == abrupt_) {
+    return report_failure(Status::invalid_argument(
+        "knee lab deploy: say how: --graceful (no request need fail) or --abrupt (kill -9)"));
+  }
+  auto pause = core::parse_duration(pause_);
+  if (!pause) return report_failure(Status::invalid_field("pause", pause.status().message()));
+  auto stack = lab::read_stack(dir());
+  if (!stack) return report_failure(stack.status());
+  auto steps =
+      lab::stack_deploy(*stack, graceful_ ? lab::DeployMode::kGraceful : lab::DeployMode::kAbrupt,
+                        *pause, [](const lab::DeployStep& s) {
+                          fmt::print("{:<6} pid {} -> {} on port {}, {:.3f} s\n", s.replica,
+                                     s.old_pid, s.new_pid, s.new_port, s.seconds);
+                          std::fflush(stdout);
+                        });
+  if (!steps) return report_failure(steps.status());
+  fmt::print("lab deploy ({}): {} replicas replaced\n", graceful_ ? "graceful" : "abrupt",
+             steps->size());
+  return kExitOk;
 }
 
 int LabStackCommands::run_down() {

@@ -37,6 +37,9 @@ class RunCommand final : public Subcommand {
                  "Open loop (with -r): exit 3 when a run sent fewer than 99% of the requests its "
                  "schedule asked for within the measured phase (the achieved rate fell short of "
                  "the target)");
+    app.add_flag("--timeline", timeline_,
+                 "Print the per-second timeline: throughput, p50, p99 and errors second by "
+                 "second (a deploy's burst of 502s shows there)");
     outputs_.add_to(app);
     app.add_option("--scenario", scenario_texts_,
                    fmt::format("Run several load tests at once, one per --scenario (repeatable), "
@@ -99,7 +102,7 @@ class RunCommand final : public Subcommand {
     ResultFiles files;
     if (Status s = files.open(outputs_); !s) return report_failure(s);
     // Per-second intervals for --hlog, and for the JSON and HTML report's over-time chart.
-    if (files.per_second()) {
+    if (files.per_second() || timeline_) {
       for (engine::LoadOptions& o : plan.levels[0]) o.interval = std::chrono::seconds(1);
     }
 
@@ -127,6 +130,7 @@ class RunCommand final : public Subcommand {
     for (size_t s = 0; s < runs.size(); ++s) {
       report::LoadParams params =
           load_params(plan.levels[0][s], urls[s], static_cast<int>(runs[s].size()));
+      if (timeline_) params.timeline = true;
       report::RunDocument doc =
           report::analyse_run(urls[s], started_at, std::move(params), runs[s], host);
       if (!scenarios) return finish(doc, runs[s], *thresholds, files);
@@ -153,6 +157,7 @@ class RunCommand final : public Subcommand {
   int repeat_ = 1;
   std::optional<int> server_pid_;
   bool strict_ = false;
+  bool timeline_ = false;                     // --timeline
   std::vector<std::string> threshold_texts_;  // --threshold, checked on the median run
   std::vector<std::string> scenario_texts_;   // --scenario
   ProgressFlags progress_flags_;              // --quiet, --no-color

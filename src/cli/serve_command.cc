@@ -40,6 +40,9 @@ class ServeCommand final : public Subcommand {
                    "CPU burnt before answering every request but /health and /metrics (a slow "
                    "replica for knee lab up --replica-cost), 0 for none")
         ->capture_default_str();
+    app.add_flag("--share-port", share_port_,
+                 "With a fixed --port: join the listeners another knee serve has on it "
+                 "(SO_REUSEPORT), as a rolling deploy's new replica does (knee lab deploy)");
     app.add_option("--drain-timeout", drain_timeout_,
                    "On SIGTERM/SIGINT, how long requests in flight may take to finish")
         ->capture_default_str();
@@ -83,6 +86,7 @@ class ServeCommand final : public Subcommand {
     options.port = port_;
     options.threads = threads_;
     options.instance = instance_;
+    options.share_port = share_port_;
     struct Duration {
       const char* flag;
       const std::string& text;
@@ -198,6 +202,7 @@ class ServeCommand final : public Subcommand {
   std::string wait_ = "3ms";
   std::string cpu_ = "200us";
   std::string extra_cpu_ = "0";
+  bool share_port_ = false;
   std::string drain_timeout_ = "5s";
   bool tls_ = false;
   std::string cert_, key_;

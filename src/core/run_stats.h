@@ -230,7 +230,7 @@ struct RunStats {
 
 // The successful responses completed in one interval of the measured phase, summarised for the
 // per-second figures of the JSON and HTML reports. start_s: seconds from the measured phase's
-// start. 48 bytes, so a one-hour run keeps 170 KB of them; each interval's full histogram goes
+// start. 64 bytes, so a one-hour run keeps 230 KB of them; each interval's full histogram goes
 // out as the interval completes (engine::RunControl::on_interval, for HdrHistogram logs) and
 // is not kept, so memory stays flat with run length.
 struct LatencyInterval {
@@ -239,6 +239,7 @@ struct LatencyInterval {
   int64_t count = 0;  // successful responses
   int64_t p50_ns = 0, p99_ns = 0, max_ns = 0;
   double target_rps = 0;  // open loop with --stages: the rate the stages intended in it
+  int64_t errors = 0;     // errors of every kind counted in it (RunStats::total_errors)
 };
 
 // What one load run measured: its statistics and the load that produced them. Rates are over

@@ -43,13 +43,16 @@ void IntervalFolder::fold_ready(bool final) {
 
 void IntervalFolder::fold_next() {
   folded_.reset();
+  uint64_t errors = 0;
   for (std::deque<IntervalCounts>& q : pending_) {
     while (!q.empty() && q.front().index < next_) q.pop_front();  // never expected: stale
     if (q.empty() || q.front().index != next_) continue;
     for (const auto& [value, count] : q.front().counts) folded_.record(value, count);
+    errors += q.front().errors;
     q.pop_front();
   }
   core::LatencyInterval s;
+  s.errors = static_cast<int64_t>(errors);
   s.start_s = static_cast<double>(next_) * step_s_;
   s.length_s = std::max(0.0, std::min(step_s_, duration_s_ - s.start_s));
   s.count = folded_.count();

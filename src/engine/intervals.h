@@ -2,7 +2,7 @@
 // memory stays flat with run length: each worker hands its interval's compact counts to an
 // IntervalQueue as the interval ends; the run's calling thread takes them, and an IntervalFolder
 // folds an interval once every worker has handed it over, keeps its summary
-// (core::LatencyInterval, 48 bytes) and passes the folded histogram to a callback (the
+// (core::LatencyInterval, 64 bytes) and passes the folded histogram to a callback (the
 // HdrHistogram log writer) before reusing it. Only the intervals workers have not all finished
 // are held: one or two at a time, whatever the run's length.
 //
@@ -30,6 +30,7 @@ namespace knee::engine {
 struct IntervalCounts {
   size_t index = 0;  // interval number from the measured phase's start
   std::vector<std::pair<int64_t, int64_t>> counts;
+  uint64_t errors = 0;  // errors of every kind the worker counted in it (RunStats::total_errors)
 };
 
 // Completed intervals on their way from one worker to the calling thread.

@@ -72,7 +72,7 @@ struct LoadOptions {
   // (the warm-up is their first `warmup`), so warmup + duration must equal their total and
   // rate_rps (which sizes the pool) their peak.
   std::vector<Stage> stages;
-  uint64_t seed = 1;                    // open loop: Poisson RNG seed
+  uint64_t seed = 1;        // open loop: Poisson RNG seed
   core::Nanos interval{0};  // > 0: per-interval latency histograms in RunResult::intervals
   // Open loop: busy-poll (epoll with a zero timeout) this long before each intended send
   // instead of sleeping up to it, 0..10 ms (0: sleep). A sleeping thread wakes late by the
@@ -113,8 +113,8 @@ struct LoadOptions {
   core::Nanos grace_or_default() const { return grace.value_or(timeout); }
   // The first invalid field, or ok. Errors: kInvalidArgument with field() one of
   // "connections", "max_connections", "threads", "duration", "warmup", "timeout", "rate_rps",
-  // "spin", "url", "requests", "per_connection", "mix", "shipments", "zipf", "stages" (callers name it in
-  // their own words: a flag, a scenario key).
+  // "spin", "url", "requests", "per_connection", "mix", "shipments", "zipf", "stages" (callers name
+  // it in their own words: a flag, a scenario key).
   core::Status validate() const;
 };
 

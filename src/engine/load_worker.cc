@@ -1058,6 +1058,9 @@ void LoadWorker::flush_interval() {
   out.index = interval_index_++;
   interval_hist_->for_each_recorded(
       [&](int64_t lowest, int64_t, int64_t count) { out.counts.emplace_back(lowest, count); });
+  const uint64_t errors = stats_.total_errors();
+  out.errors = errors - interval_errors_flushed_;
+  interval_errors_flushed_ = errors;
   if (config_.intervals != nullptr) config_.intervals->push(std::move(out));
   interval_hist_->reset();
 }

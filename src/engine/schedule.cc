@@ -33,8 +33,7 @@ ArrivalSchedule::ArrivalSchedule(Arrival arrival, const RateProfile& profile, ui
   assert(thread_index >= 0 && thread_index < thread_count);
   for (int i = 0; i < thread_index; ++i) draw_global();
   const double t = draw_global();
-  next_ns_ = std::isfinite(t) ? static_cast<int64_t>(std::llround(t))
-                              : kNever;
+  next_ns_ = std::isfinite(t) ? static_cast<int64_t>(std::llround(t)) : kNever;
 }
 
 double ArrivalSchedule::draw_global() {
@@ -61,8 +60,7 @@ double ArrivalSchedule::draw_global() {
 void ArrivalSchedule::advance() {
   for (int i = 1; i < thread_count_; ++i) draw_global();
   const double t = draw_global();
-  next_ns_ = std::isfinite(t) ? static_cast<int64_t>(std::llround(t))
-                              : kNever;
+  next_ns_ = std::isfinite(t) ? static_cast<int64_t>(std::llround(t)) : kNever;
 }
 
 Result<std::vector<Stage>> parse_stages(std::string_view text) {

@@ -65,7 +65,7 @@ Result<std::unique_ptr<LabServer>> LabServer::start(const ServerOptions& options
   if (Status s = validate(options); !s) return s;
   auto addr = net::resolve(options.host, options.port);
   if (!addr) return addr.status();
-  if (options.port != 0) {
+  if (options.port != 0 && !options.share_port) {
     if (Status s = check_port_free(*addr); !s) return s;
   }
 

@@ -71,6 +71,10 @@ struct ServerOptions {
   // thread CPU time, >= 0: an uneven replica for the lab stack's balancing lesson (seed 002,
   // lesson 3), 0 for none.
   core::Nanos extra_cpu{0};
+  // A fixed port may already have listeners of another knee serve (SO_REUSEPORT: the kernel
+  // spreads connections over both): the handoff of a graceful rolling deploy. Off, such a port
+  // is refused with EADDRINUSE, as a user expects.
+  bool share_port = false;
   // How long a stop waits for requests in flight before cutting them off, >= 0.
   core::Nanos drain_timeout = std::chrono::seconds(5);
   // --tls: every connection speaks TLS first (a TlsContext::create_server() context), then the

@@ -14,10 +14,12 @@
 
 #include <sys/types.h>
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
 
+#include "core/clock.h"
 #include "core/status.h"
 
 namespace knee::lab {
@@ -36,8 +38,12 @@ struct StackSpec {
   std::map<std::string, std::string> extra_cpu;
   std::string knee_binary;  // this binary
   std::string nginx = "/usr/sbin/nginx";
-  // Errors (kInvalidArgument, field() "replicas", "balance", "port" or "replica_cost": a name
-  // that is not one of app1..appN, a duration that does not parse).
+  // nginx's proxy_next_upstream: when a request goes to the next replica ("off": never, so a
+  // replica that dies answers its requests with 502).
+  std::string next_upstream = "error timeout http_502";
+  // Errors (kInvalidArgument, field() "replicas", "balance", "port", "next_upstream" (not off
+  // nor nginx's conditions) or "replica_cost": a name that is not one of app1..appN, a duration
+  // that does not parse).
   core::Status validate() const;
 };
 
@@ -46,13 +52,16 @@ struct StackPart {
   std::string role;  // "replica" or "balancer"
   pid_t pid = 0;
   int port = 0;
-  std::string log;  // its stdout and stderr
+  std::string log;                // its stdout and stderr
+  std::vector<std::string> argv;  // how it was started (a deploy starts it again so)
   bool operator==(const StackPart&) const = default;
 };
 
 struct Stack {
   std::string dir;
   std::string balance;
+  std::string next_upstream;
+  int deploys = 0;               // deploys done: the replicas' logs of deploy k are NAME.k.log
   std::vector<StackPart> parts;  // replicas first, the balancer last
   std::string url() const;       // http://127.0.0.1:PORT/, the balancer's
 };
@@ -79,6 +88,29 @@ struct PartStatus {
   long long requests = -1;  // a replica's totalRequests from /health; -1 when unknown
 };
 std::vector<PartStatus> stack_status(const Stack& stack);
+
+// A rolling deploy (seed 002, lesson 3): every replica in turn is replaced by a new process on
+// the same port (knee serve listens with SO_REUSEPORT; nginx's configuration stays as it is).
+// Graceful: the new one starts and answers, then the old one gets SIGTERM: it stops accepting,
+// finishes what it has and closes; nginx retries what met a closing connection
+// (proxy_next_upstream), so no request need fail. Abrupt: the old one is killed (SIGKILL) with
+// whatever it had in flight, then the new one starts; until it answers nginx meets reset and
+// refused connections, which proxy_next_upstream may hide (idempotent requests, retries on) or
+// not (--next-upstream off, or POSTs).
+enum class DeployMode { kGraceful, kAbrupt };
+struct DeployStep {
+  std::string replica;
+  pid_t old_pid = 0, new_pid = 0;
+  int old_port = 0, new_port = 0;
+  double seconds = 0;  // from the start of its replacement to the new one answering and the
+                       // old one gone
+};
+// Restarts the replicas one by one, `pause` between them, calling `on_step` after each and
+// rewriting stack.json as it goes. Errors: kUnavailable when a new replica does not come up
+// within 10 s (graceful: the old one then still serves), kIoError for fork or file writes.
+core::Result<std::vector<DeployStep>> stack_deploy(
+    Stack& stack, DeployMode mode, core::Nanos pause,
+    const std::function<void(const DeployStep&)>& on_step);
 
 // Stops every part (the balancer first, then the replicas), waiting up to 10 s each before
 // SIGKILL, and removes stack.json. A part already gone is fine; a pid that now belongs to

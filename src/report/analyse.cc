@@ -104,7 +104,8 @@ std::vector<IntervalFigures> intervals_of(const std::vector<core::LatencyInterva
     out.push_back(IntervalFigures{i.start_s, i.length_s, i.count,
                                   i.length_s > 0 ? static_cast<double>(i.count) / i.length_s : 0.0,
                                   i.p50_ns, i.p99_ns, i.max_ns,
-                                  i.target_rps > 0 ? std::optional(i.target_rps) : std::nullopt});
+                                  i.target_rps > 0 ? std::optional(i.target_rps) : std::nullopt,
+                                  i.errors > 0 ? std::optional(i.errors) : std::nullopt});
   }
   return out;
 }

@@ -140,6 +140,7 @@ void describe(Io& io, IntervalFigures& i) {
   io("p99_ns", i.p99_ns);
   io("max_ns", i.max_ns);
   io.omittable("target_rps", i.target_rps);
+  io.omittable("errors", i.errors);
 }
 
 template <class Io>
@@ -384,6 +385,7 @@ void describe(Io& io, LoadParams& p) {
   io.omittable("per_connection", p.per_connection);
   io.omittable("mix", p.mix);
   io.omittable("stages", p.stages);
+  io.omittable("timeline", p.timeline);
   io.omittable("shipments", p.shipments);
   io.omittable("zipf", p.zipf);
 }

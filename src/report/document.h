@@ -90,6 +90,7 @@ struct IntervalFigures {
   double throughput_rps = 0;
   int64_t p50_ns = 0, p99_ns = 0, max_ns = 0;
   std::optional<double> target_rps;  // --stages: the rate the stages intended in it
+  std::optional<int64_t> errors;     // errors of every kind counted in it; empty when none
   bool operator==(const IntervalFigures&) const = default;
 };
 
@@ -354,6 +355,8 @@ struct LoadParams {
   std::optional<std::string> mix;
   // --stages as given (engine/schedule.h); empty for a constant rate.
   std::optional<std::string> stages;
+  // --timeline: the run printed its per-second timeline; empty otherwise.
+  std::optional<bool> timeline;
   // {shipment}'s ids: how many, and the Zipf exponent when not uniform; empty when no request
   // held {shipment}.
   std::optional<int64_t> shipments;

@@ -278,31 +278,38 @@ std::string shipments_text(const LoadParams& params) {
                                  : std::string("uniformly"));
 }
 
-// A --stages run's timeline: intended rate, throughput and latency over the measured phase, in
-// at most 30 rows (seconds grouped when the run was longer).
+// The per-second timeline of a --stages or --timeline run: intended rate (stages), throughput,
+// latency and errors over the measured phase, in at most 30 rows (seconds grouped when the run
+// was longer).
 std::string timeline_text(const LoadParams& params, const RunFigures& r) {
-  if (!params.stages || r.intervals.empty()) return "";
+  if ((!params.stages && !params.timeline) || r.intervals.empty()) return "";
+  const bool staged = params.stages.has_value();
   const size_t per_row = (r.intervals.size() + 29) / 30;
   std::vector<std::vector<std::string>> rows;
-  rows.push_back({"    t(s)", "target(req/s)", "throughput(req/s)", "p50(ms)", "p99(ms)"});
+  rows.push_back({"    t(s)", "throughput(req/s)", "p50(ms)", "p99(ms)", "errors"});
+  if (staged) rows[0].insert(rows[0].begin() + 1, "target(req/s)");
   for (size_t at = 0; at < r.intervals.size(); at += per_row) {
     const size_t end = std::min(r.intervals.size(), at + per_row);
     double length = 0, target = 0, p50 = 0, p99 = 0;
-    int64_t responses = 0;
+    int64_t responses = 0, errors = 0;
     for (size_t i = at; i < end; ++i) {
       const IntervalFigures& f = r.intervals[i];
       length += f.length_s;
       target += f.target_rps.value_or(0) * f.length_s;
       responses += f.responses;
+      errors += f.errors.value_or(0);
       // A group's percentiles: the worst second's (the per-second histograms are not kept).
       p50 = std::max(p50, static_cast<double>(f.p50_ns));
       p99 = std::max(p99, static_cast<double>(f.p99_ns));
     }
-    rows.push_back({fmt::format("    {:.0f}", r.intervals[at].start_s),
-                    fmt::format("{:.0f}", length > 0 ? target / length : 0),
-                    fmt::format("{:.0f}", length > 0 ? static_cast<double>(responses) / length : 0),
-                    responses > 0 ? fmt::format("{:.3f}", ms(p50)) : "-",
-                    responses > 0 ? fmt::format("{:.3f}", ms(p99)) : "-"});
+    std::vector<std::string> row = {
+        fmt::format("    {:.0f}", r.intervals[at].start_s),
+        fmt::format("{:.0f}", length > 0 ? static_cast<double>(responses) / length : 0),
+        responses > 0 ? fmt::format("{:.3f}", ms(p50)) : "-",
+        responses > 0 ? fmt::format("{:.3f}", ms(p99)) : "-", std::to_string(errors)};
+    if (staged)
+      row.insert(row.begin() + 1, fmt::format("{:.0f}", length > 0 ? target / length : 0));
+    rows.push_back(std::move(row));
   }
   return fmt::format("  timeline{}:\n",
                      per_row > 1

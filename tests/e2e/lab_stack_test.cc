@@ -182,6 +182,59 @@ TEST_F(LabStack, LeastConnSendsTheSlowReplicaLessThanRoundRobinDoes) {
   EXPECT_LT(lc[1] * 3, lc[0]) << "app2 (2 ms per request) got " << lc[1] << " of " << lc[0] + lc[1];
 }
 
+// The load's result while `knee lab deploy MODE` replaces both replicas mid-run.
+json run_through_deploy(const std::string& state, int port, const std::string& mode) {
+  const std::string out = state + "/deploy-run.json";
+  testing::ProcessResult run;
+  std::thread load([&] {
+    run = run_process({KNEE_BINARY, "run", "http://127.0.0.1:" + std::to_string(port) + "/fast",
+                       "-c", "4", "-d", "3s", "-w", "0", "--timeline", "--json", out});
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(700));
+  auto deploy =
+      run_process({KNEE_BINARY, "lab", "deploy", "--state", state, mode, "--pause", "300ms"});
+  load.join();
+  EXPECT_EQ(deploy.exit_code, 0) << deploy.out << deploy.err;
+  EXPECT_NE(deploy.out.find("2 replicas replaced"), std::string::npos) << deploy.out;
+  std::ifstream in(out);
+  return json::parse(in, nullptr, false);
+}
+
+uint64_t total_errors(const json& run) {
+  uint64_t n = 0;
+  for (const auto& [kind, count] : run["errors"].items()) n += count.get<uint64_t>();
+  return n;
+}
+
+TEST_F(LabStack, AGracefulRollingDeployFailsNoRequest) {
+  ASSERT_EQ(up({"--replicas", "2"}).exit_code, 0);
+  const std::vector<pid_t> before = {stack()["parts"][0]["pid"], stack()["parts"][1]["pid"]};
+  const json run = run_through_deploy(dir_.path(), port_, "--graceful");
+  ASSERT_TRUE(run.is_object());
+  EXPECT_EQ(total_errors(run), 0u) << run["errors"].dump() << run["error_causes"].dump();
+  EXPECT_EQ(run["ok"], run["sent"]);
+  EXPECT_GT(run["ok"].get<int>(), 100);
+  // Both replicas are new processes, the old ones gone.
+  const json s = stack();
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_NE(s["parts"][i]["pid"].get<pid_t>(), before[i]);
+    EXPECT_FALSE(alive(before[i]));
+  }
+}
+
+TEST_F(LabStack, AnAbruptDeployWithoutRetriesShowsItsBurstOfErrorsInTheTimeline) {
+  ASSERT_EQ(up({"--replicas", "2", "--next-upstream", "off"}).exit_code, 0);
+  const json run = run_through_deploy(dir_.path(), port_, "--abrupt");
+  ASSERT_TRUE(run.is_object());
+  const uint64_t errors = total_errors(run);
+  EXPECT_GT(errors, 0u) << "requests in flight on a killed replica, not retried";
+  uint64_t in_timeline = 0;
+  for (const json& i : run["intervals"]) in_timeline += i.value("errors", uint64_t{0});
+  EXPECT_EQ(in_timeline, errors) << "the timeline places every error in its second";
+  EXPECT_EQ(run_process({KNEE_BINARY, "lab", "down", "--state", dir_.path()}).exit_code, 0);
+  EXPECT_TRUE(lab_replicas().empty());
+}
+
 TEST_F(LabStack, ABalancerThatCannotStartStopsTheReplicasAndSaysWhy) {
   // The balancer's port is taken.
   const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);

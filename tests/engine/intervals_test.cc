@@ -107,5 +107,45 @@ TEST(IntervalFolder, ARunHandsEachIntervalOverWhileItIsStillGoing) {
   EXPECT_EQ(total, static_cast<int64_t>(result->stats.ok()));
 }
 
+// Each interval carries the errors counted in it, so a burst (a deploy's 502s) shows in its
+// second; across intervals they add up to the run's.
+TEST(IntervalFolder, ErrorsLandInTheIntervalTheyHappenedIn) {
+  IntervalFolder folder(2, 1.0, 3.0, 0, {});
+  core::Histogram h = core::Histogram::for_latency();
+  h.record(1'000);
+  IntervalCounts a0 = counts_of(0, h), a1 = counts_of(1, h), b0 = counts_of(0, h);
+  a0.errors = 0;
+  a1.errors = 5;
+  b0.errors = 2;
+  folder.add(0, {a0, a1});
+  folder.add(1, {b0});
+  folder.fold_ready(true);
+  const std::vector<core::LatencyInterval> s = folder.take_summaries();
+  ASSERT_EQ(s.size(), 2u);
+  EXPECT_EQ(s[0].errors, 2);
+  EXPECT_EQ(s[1].errors, 5);
+}
+
+TEST(IntervalFolder, ARunsIntervalErrorsAddUpToItsErrors) {
+  // Every fourth request is a 503.
+  testing::ScriptedServer server([](int, int n, const std::string&) {
+    return testing::Action::respond(
+        n % 4 == 3 ? "HTTP/1.1 503 Unavailable\r\nContent-Length: 0\r\n\r\n"
+                   : testing::ok_response());
+  });
+  LoadOptions o;
+  o.request.url = *http::parse_url(server.url("/"));
+  o.connections = 2;
+  o.warmup = 0ms;
+  o.duration = 900ms;
+  o.interval = 300ms;
+  auto result = run_load(o);
+  ASSERT_TRUE(result) << result.status().message();
+  int64_t errors = 0;
+  for (const core::LatencyInterval& i : result->intervals) errors += i.errors;
+  EXPECT_GT(errors, 0);
+  EXPECT_EQ(errors, static_cast<int64_t>(result->stats.total_errors()));
+}
+
 }  // namespace
 }  // namespace knee::engine

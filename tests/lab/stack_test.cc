@@ -18,7 +18,7 @@ StackSpec spec(const std::string& balance) {
 }
 
 std::vector<StackPart> replicas() {
-  return {{"app1", "replica", 11, 40001, ""}, {"app2", "replica", 12, 40002, ""}};
+  return {{"app1", "replica", 11, 40001, "", {}}, {"app2", "replica", 12, 40002, "", {}}};
 }
 
 TEST(NginxConfig, HoldsTheAlgorithmEveryReplicaAndTheRetries) {
@@ -26,8 +26,8 @@ TEST(NginxConfig, HoldsTheAlgorithmEveryReplicaAndTheRetries) {
   EXPECT_EQ(rr.find("least_conn;"), std::string::npos) << "round robin is nginx's default";
   EXPECT_EQ(rr.find("random;"), std::string::npos);
   for (const char* line :
-       {"    server 127.0.0.1:40001 max_fails=1 fail_timeout=2s;\n",
-        "    server 127.0.0.1:40002 max_fails=1 fail_timeout=2s;\n", "    keepalive 64;\n",
+       {"    server 127.0.0.1:40001 max_fails=0;\n",
+        "    server 127.0.0.1:40002 max_fails=0;\n", "    keepalive 64;\n",
         "    listen 127.0.0.1:18080;\n", "      proxy_http_version 1.1;\n",
         "      proxy_set_header Connection \"\";\n",
         "      proxy_next_upstream error timeout http_502;\n",
