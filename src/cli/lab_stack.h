@@ -11,7 +11,7 @@ namespace knee::cli {
 
 class LabStackCommands {
  public:
-  // Declares up, status and down as subcommands of `lab`.
+  // Declares up, status, deploy and down as subcommands of `lab`.
   void add_to(CLI::App& lab);
   // The exit code of the one that was parsed; nullopt when none was.
   std::optional<int> run();

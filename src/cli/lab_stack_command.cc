@@ -1,4 +1,4 @@
-// knee lab up|status|down: the lab stack (lab/stack.h) from the command line.
+// knee lab up|status|deploy|down: the lab stack (lab/stack.h) from the command line.
 #include <fmt/format.h>
 #include <unistd.h>
 

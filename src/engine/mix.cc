@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 
+#include <cassert>
 #include <charconv>
 #include <cmath>
 #include <set>
@@ -95,7 +96,11 @@ Result<ParsedMix> parse_mix(std::string_view text) {
 
 WeightedRoundRobin::WeightedRoundRobin(std::vector<double> weights)
     : weights_(std::move(weights)), current_(weights_.size(), 0.0) {
-  for (double w : weights_) total_ += w;
+  assert(!weights_.empty() && "a round robin needs an endpoint");
+  for (double w : weights_) {
+    assert(w > 0 && "weights are above 0 (LoadOptions::validate)");
+    total_ += w;
+  }
 }
 
 size_t WeightedRoundRobin::next() {

@@ -8,7 +8,8 @@
 // origin-form request target on the run's URL's host ({conn}, {seq} and {shipment} expand as in
 // the URL; a comma in it is written %2C); BODY_FILE is read as the entry's body template (the
 // same placeholders). Weights are either all ratios (`=5`: 5 parts of the sum) or all rates with
-// `/s` (req/s: the run is open loop at their sum, unless --rate or a sweep's --rates scales them).
+// `/s` (req/s: the run is open loop at their sum, unless -r, a sweep's --rate or --stages sets the
+// rate, when they are the proportions).
 //
 // The worker sends the endpoints in smooth weighted round robin (nginx's upstream algorithm): in
 // any run of W requests, W the sum of integer weights, each endpoint gets its share to within one
@@ -50,7 +51,8 @@ struct ParsedMix {
 // than kMaxMixEntries entries.
 core::Result<ParsedMix> parse_mix(std::string_view text);
 
-// Smooth weighted round robin over weights (> 0): next() gives the index of the next endpoint.
+// Smooth weighted round robin over weights (at least one, each > 0; asserted): next() gives
+// the index of the next endpoint.
 // Thread-safety: one owner.
 class WeightedRoundRobin {
  public:

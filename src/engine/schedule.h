@@ -41,8 +41,9 @@ inline constexpr std::string_view kStagesForm =
     "a minute, down to 0 over 30 s)";
 
 // Parses --stages. Errors (kInvalidArgument, field() "stages", quoting the text and
-// kStagesForm): an entry that is not DURATION:RATE, a bad duration, a rate that is negative or
-// above 1e6, no stage, more than 1,000, no stage with a rate above 0.
+// kStagesForm): an entry that is not DURATION:RATE (an empty text or entry too), a bad duration,
+// a rate that is negative or above 1e6, more than 1,000 stages, no stage with a rate above 0,
+// stages that last no time.
 core::Result<std::vector<Stage>> parse_stages(std::string_view text);
 
 class RateProfile {

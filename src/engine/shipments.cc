@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cassert>
 #include <cmath>
 
 #include "http/request.h"
@@ -33,6 +34,7 @@ core::Status ShipmentDraw::validate() const {
 
 ShipmentPicker::ShipmentPicker(const ShipmentDraw& draw, uint64_t seed)
     : count_(draw.count), zipf_(draw.zipf.has_value()), rng_(seed) {
+  assert(draw.validate() && "ShipmentDraw::validate() first");
   if (!zipf_) return;
   s_ = *draw.zipf;
   h_x1_ = h_integral(1.5) - 1.0;

@@ -30,6 +30,7 @@ struct ShipmentDraw {
 
 class ShipmentPicker {
  public:
+  // Precondition: draw.validate() is ok (asserted).
   ShipmentPicker(const ShipmentDraw& draw, uint64_t seed);
   // The next id, 1..count.
   uint64_t next();

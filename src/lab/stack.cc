@@ -52,6 +52,11 @@ Result<pid_t> spawn(const std::vector<std::string>& argv, const std::string& log
   const int out = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (out < 0) return Status::from_errno("open " + log, errno);
   const int null = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (null < 0) {
+    const int err = errno;
+    ::close(out);
+    return Status::from_errno("open /dev/null", err);
+  }
   std::vector<char*> args;
   std::vector<std::string> copy = argv;
   for (std::string& a : copy) args.push_back(a.data());
@@ -60,20 +65,20 @@ Result<pid_t> spawn(const std::vector<std::string>& argv, const std::string& log
   if (pid < 0) {
     const int err = errno;
     ::close(out);
-    if (null >= 0) ::close(null);
+    ::close(null);
     return Status::from_errno("fork", err);
   }
   if (pid == 0) {
     // Child: only async-signal-safe calls until exec.
     setsid();
-    if (null >= 0) dup2(null, STDIN_FILENO);
+    dup2(null, STDIN_FILENO);
     dup2(out, STDOUT_FILENO);
     dup2(out, STDERR_FILENO);
     execv(args[0], args.data());
     _exit(127);
   }
   ::close(out);
-  if (null >= 0) ::close(null);
+  ::close(null);
   return pid;
 }
 
@@ -177,7 +182,11 @@ Status write_stack(const Stack& s) {
 
 // Waits until a replica printed its port (when it asked for port 0) and answers /health.
 Status await_replica(StackPart& p, std::chrono::steady_clock::time_point deadline) {
-  while (p.port == 0 || !http_get(p.port, "/health")) {
+  for (;;) {
+    if (p.port != 0) {
+      auto r = http_get(p.port, "/health");
+      if (r && r->first == 200) break;
+    }
     if (p.port == 0) p.port = listening_port(p.log);
     if (!alive(p.pid) || std::chrono::steady_clock::now() > deadline) {
       return Status::unavailable(
@@ -343,10 +352,16 @@ Result<Stack> stack_up(const StackSpec& asked) {
   if (!pid) return fail(pid.status());
   lb.pid = *pid;
   stack.parts.push_back(lb);
+  // Up when it answers and its pid file names it (nginx writes it once it holds its port): a 200
+  // from an nginx of another stack on the port is not this one coming up.
+  const auto lb_deadline = std::chrono::steady_clock::now() + kStartTimeout;
   for (;;) {
     auto r = http_get(lb.port, "/health");
-    if (r && r->first == 200) break;
-    if (!alive(lb.pid) || std::chrono::steady_clock::now() > deadline + kStartTimeout) {
+    std::ifstream pid_file(spec.dir + "/nginx.pid");
+    pid_t written = 0;
+    pid_file >> written;
+    if (r && r->first == 200 && written == lb.pid && alive(lb.pid)) break;
+    if (!alive(lb.pid) || std::chrono::steady_clock::now() > lb_deadline) {
       std::string why = log_tail(lb.log) + log_tail(spec.dir + "/nginx.log");
       return fail(Status::unavailable(
           fmt::format("nginx (pid {}) did not come up on 127.0.0.1:{}{}", lb.pid, lb.port, why)));
@@ -364,17 +379,22 @@ Result<Stack> read_stack(const std::string& dir) {
         fmt::format("no lab is up in {}: start one with knee lab up", dir));
   }
   const json j = json::parse(in, nullptr, false);
-  if (!j.is_object() || j.value("kind", "") != "lab_stack" || !j["parts"].is_array()) {
-    return Status::invalid_argument(
-        fmt::format("{} is not a lab stack knee wrote; remove it", stack_file(dir)));
+  const Status bad = Status::invalid_argument(
+      fmt::format("{} is not a lab stack knee wrote; remove it", stack_file(dir)));
+  if (!j.is_object() || !j.contains("parts") || !j.at("parts").is_array()) return bad;
+  try {
+    if (j.value("kind", "") != "lab_stack") return bad;
+    Stack s{dir, j.value("balance", ""), j.value("next_upstream", ""), j.value("deploys", 0), {}};
+    for (const json& p : j.at("parts")) {
+      if (!p.is_object()) return bad;
+      s.parts.push_back(StackPart{p.value("name", ""), p.value("role", ""), p.value("pid", 0),
+                                  p.value("port", 0), p.value("log", ""),
+                                  p.value("argv", std::vector<std::string>{})});
+    }
+    return s;
+  } catch (const json::exception&) {  // a field of the wrong type
+    return bad;
   }
-  Stack s{dir, j.value("balance", ""), j.value("next_upstream", ""), j.value("deploys", 0), {}};
-  for (const json& p : j["parts"]) {
-    s.parts.push_back(StackPart{p.value("name", ""), p.value("role", ""), p.value("pid", 0),
-                                p.value("port", 0), p.value("log", ""),
-                                p.value("argv", std::vector<std::string>{})});
-  }
-  return s;
 }
 
 std::vector<PartStatus> stack_status(const Stack& stack) {
@@ -421,9 +441,20 @@ Result<std::vector<DeployStep>> stack_deploy(
         std::find(next.argv.begin(), next.argv.end(), "--share-port") == next.argv.end()) {
       next.argv.push_back("--share-port");
     }
-    if (mode == DeployMode::kAbrupt) {
+    if (mode == DeployMode::kAbrupt && alive(old.pid)) {
+      if (program_of(old.pid).find("knee") == std::string::npos) {
+        return Status::unavailable(fmt::format(
+            "{}: pid {} now runs another program; knee lab down, then up", old.name, old.pid));
+      }
       ::kill(old.pid, SIGKILL);  // with whatever it had in flight
-      while (alive(old.pid)) std::this_thread::sleep_for(1ms);
+      const auto deadline = std::chrono::steady_clock::now() + kStopTimeout;
+      while (alive(old.pid)) {
+        if (std::chrono::steady_clock::now() > deadline) {
+          return Status::unavailable(
+              fmt::format("{} (pid {}) outlived SIGKILL for 10 s", old.name, old.pid));
+        }
+        std::this_thread::sleep_for(1ms);
+      }
     }
     auto pid = spawn(next.argv, next.log);
     if (!pid) return pid.status();
@@ -446,14 +477,15 @@ Result<std::vector<DeployStep>> stack_deploy(
 Status stack_down(const Stack& stack) {
   // The balancer first, so nothing is routed to a replica that is going away.
   for (auto p = stack.parts.rbegin(); p != stack.parts.rend(); ++p) stop_part(*p);
-  std::error_code ec;
-  std::filesystem::remove(stack_file(stack.dir), ec);
   for (const StackPart& p : stack.parts) {
     if (alive(p.pid) &&
         program_of(p.pid).find(p.role == "balancer" ? "nginx" : "knee") != std::string::npos) {
+      // stack.json stays, so knee lab down can be tried again.
       return Status::io_error(fmt::format("{} (pid {}) is still running", p.name, p.pid));
     }
   }
+  std::error_code ec;
+  std::filesystem::remove(stack_file(stack.dir), ec);
   return Status::ok();
 }
 

@@ -5,6 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+
 namespace knee::lab {
 namespace {
 
@@ -26,9 +29,8 @@ TEST(NginxConfig, HoldsTheAlgorithmEveryReplicaAndTheRetries) {
   EXPECT_EQ(rr.find("least_conn;"), std::string::npos) << "round robin is nginx's default";
   EXPECT_EQ(rr.find("random;"), std::string::npos);
   for (const char* line :
-       {"    server 127.0.0.1:40001 max_fails=0;\n",
-        "    server 127.0.0.1:40002 max_fails=0;\n", "    keepalive 64;\n",
-        "    listen 127.0.0.1:18080;\n", "      proxy_http_version 1.1;\n",
+       {"    server 127.0.0.1:40001 max_fails=0;\n", "    server 127.0.0.1:40002 max_fails=0;\n",
+        "    keepalive 64;\n", "    listen 127.0.0.1:18080;\n", "      proxy_http_version 1.1;\n",
         "      proxy_set_header Connection \"\";\n",
         "      proxy_next_upstream error timeout http_502;\n",
         "pid /tmp/knee-lab/stack/nginx.pid;\n",
@@ -65,6 +67,23 @@ TEST(ReadStack, SaysNoLabIsUpWhereNoneWasStarted) {
   auto s = read_stack("/tmp/knee-no-lab-here");
   ASSERT_FALSE(s);
   EXPECT_NE(s.status().message().find("no lab is up in /tmp/knee-no-lab-here"), std::string::npos);
+}
+
+// Regression (review): a stack.json of the right kind with a missing or mistyped field threw
+// out of read_stack (json's type_error) or read a missing key of a const object.
+TEST(ReadStack, AStackFileKneeDidNotWriteIsAnErrorNotAThrow) {
+  const std::string dir = ::testing::TempDir() + "knee-stack-read";
+  std::filesystem::create_directories(dir);
+  for (const char* text : {R"({"kind":"lab_stack"})", R"({"kind":"lab_stack","parts":[3]})",
+                           R"({"kind":"lab_stack","parts":[{"pid":"twelve"}]})",
+                           R"({"kind":7,"parts":[]})", R"([1,2])", "not json"}) {
+    std::ofstream(dir + "/stack.json") << text;
+    auto s = read_stack(dir);
+    ASSERT_FALSE(s) << text;
+    EXPECT_NE(s.status().message().find("is not a lab stack knee wrote"), std::string::npos)
+        << text << ": " << s.status().message();
+  }
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
