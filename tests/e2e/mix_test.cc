@@ -119,8 +119,7 @@ TEST_F(ServiceMix, ASweepOfTheMixReportsEveryEndpointAtEveryLevel) {
 TEST(MixFlags, BadMixesAndStagesAreRefusedNamingTheFlag) {
   for (const auto& [args, words] : std::vector<std::pair<std::vector<std::string>, std::string>>{
            {{"--mix", "GET /a"}, "--mix entry 'GET /a': no =WEIGHT"},
-           {{"--mix", "GET /a=1,POST /b @/nonexistent.json=1"},
-            "cannot read '/nonexistent.json'"},
+           {{"--mix", "GET /a=1,POST /b @/nonexistent.json=1"}, "cannot read '/nonexistent.json'"},
            {{"--mix", "GET /a=1", "-m", "POST"}, "each endpoint of the mix names its own method"},
            {{"--mix", "GET /{x}=1"}, "--mix: GET /{x}: unknown placeholder"},
            {{"--zipf", "0"}, "--zipf: Zipf exponent 0"},

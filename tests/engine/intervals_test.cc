@@ -129,9 +129,9 @@ TEST(IntervalFolder, ErrorsLandInTheIntervalTheyHappenedIn) {
 TEST(IntervalFolder, ARunsIntervalErrorsAddUpToItsErrors) {
   // Every fourth request is a 503.
   testing::ScriptedServer server([](int, int n, const std::string&) {
-    return testing::Action::respond(
-        n % 4 == 3 ? "HTTP/1.1 503 Unavailable\r\nContent-Length: 0\r\n\r\n"
-                   : testing::ok_response());
+    return testing::Action::respond(n % 4 == 3
+                                        ? "HTTP/1.1 503 Unavailable\r\nContent-Length: 0\r\n\r\n"
+                                        : testing::ok_response());
   });
   LoadOptions o;
   o.request.url = *http::parse_url(server.url("/"));
