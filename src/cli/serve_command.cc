@@ -46,6 +46,11 @@ class ServeCommand final : public Subcommand {
     app.add_option("--drain-timeout", drain_timeout_,
                    "On SIGTERM/SIGINT, how long requests in flight may take to finish")
         ->capture_default_str();
+    app.add_option("--drain-idle", drain_idle_,
+                   "On SIGTERM/SIGINT, how long idle keep-alive connections stay open for a last "
+                   "request (answered with Connection: close), so a balancer's request on one "
+                   "does not meet the close; 0 closes them at once")
+        ->capture_default_str();
     app.add_flag("--tls", tls_,
                  "Speak TLS (then HTTP/1.1): a self-signed certificate for localhost, 127.0.0.1 "
                  "and ::1 made at start, its fingerprint printed; or --cert and --key");
@@ -95,7 +100,8 @@ class ServeCommand final : public Subcommand {
     for (const Duration& d :
          {Duration{"--wait", wait_, options.wait}, Duration{"--cpu", cpu_, options.cpu},
           Duration{"--extra-cpu", extra_cpu_, options.extra_cpu},
-          Duration{"--drain-timeout", drain_timeout_, options.drain_timeout}}) {
+          Duration{"--drain-timeout", drain_timeout_, options.drain_timeout},
+          Duration{"--drain-idle", drain_idle_, options.drain_idle}}) {
       auto parsed = core::parse_duration(d.text);
       if (!parsed) {
         fmt::print(stderr, "knee serve: {}: {}\n", d.flag, parsed.status().message());
@@ -204,6 +210,7 @@ class ServeCommand final : public Subcommand {
   std::string extra_cpu_ = "0";
   bool share_port_ = false;
   std::string drain_timeout_ = "5s";
+  std::string drain_idle_ = "500ms";
   bool tls_ = false;
   std::string cert_, key_;
 };

@@ -33,8 +33,11 @@
 // Shape: `threads` event-loop threads, each with its own SO_REUSEPORT listener on the same port,
 // its own connections, timers and counters (nothing shared on the hot path). A connection's
 // requests are answered in order, one at a time; keep-alive per HTTP/1.1 and HTTP/1.0 rules.
-// Stopping closes the listeners and idle connections, lets requests in flight finish (their
-// responses say "Connection: close"), and gives up after drain_timeout.
+// Stopping closes the listeners, lets requests in flight finish (their responses say
+// "Connection: close"), keeps idle keep-alive connections open for drain_idle so that a request
+// a client (a balancer) sends on one meanwhile is answered, with "Connection: close", instead of
+// meeting a close (the keep-alive race of RFC 9112 section 9.6), closes them then, and gives up
+// after drain_timeout.
 //
 // Ownership: LabServer owns its sockets and threads; destroying it stops and joins them.
 // Thread-safety: request_stop() may be called from any thread (and is safe enough for a signal
@@ -77,6 +80,9 @@ struct ServerOptions {
   bool share_port = false;
   // How long a stop waits for requests in flight before cutting them off, >= 0.
   core::Nanos drain_timeout = std::chrono::seconds(5);
+  // How long a stop keeps idle keep-alive connections open for a last request, >= 0 (0: close
+  // them at once).
+  core::Nanos drain_idle = std::chrono::milliseconds(500);
   // --tls: every connection speaks TLS first (a TlsContext::create_server() context), then the
   // same HTTP/1.1; null for cleartext.
   std::shared_ptr<const net::TlsContext> tls;

@@ -151,6 +151,7 @@ bool ServerWorker::run() {
       }
     }
     timers_.pop_due(now, [this](net::EventTag ref) { on_timer(ref); });
+    if (draining_ && !idle_closed_ && Clock::now() >= drain_idle_deadline_) close_idle();
     if (draining_ && live_ > 0 && Clock::now() >= drain_deadline_) break;
   }
   force_close_all();
@@ -164,7 +165,7 @@ std::optional<core::TimePoint> ServerWorker::next_deadline() const {
     if (!deadline || t < *deadline) deadline = t;
   };
   if (accept_resume_) earliest(*accept_resume_);
-  if (draining_) earliest(drain_deadline_);
+  if (draining_) earliest(idle_closed_ ? drain_deadline_ : drain_idle_deadline_);
   return deadline;
 }
 
@@ -329,7 +330,7 @@ void ServerWorker::drive(Connection& c) {
       start_closing(c);
       return;
     }
-    if (draining_) {  // answered what it had in flight; nothing new starts
+    if (draining_ && idle_closed_) {  // answered what it had in flight; nothing new starts
       close_connection(c);
       return;
     }
@@ -741,10 +742,13 @@ void ServerWorker::on_timer(net::EventTag ref) {
   }
 }
 
-// Stop accepting, close idle connections, let the others finish their request in flight.
+// Stop accepting, let connections finish their request in flight, and keep idle ones for
+// drain_idle: a request on one is answered with Connection: close (mode_for).
 void ServerWorker::begin_drain() {
   draining_ = true;
   drain_deadline_ = Clock::now() + shared_.options.drain_timeout;
+  drain_idle_deadline_ =
+      Clock::now() + std::min(shared_.options.drain_idle, shared_.options.drain_timeout);
   if (accepting_) loop_.remove(listener_.get());
   accepting_ = false;
   accept_resume_.reset();
@@ -765,9 +769,18 @@ void ServerWorker::begin_drain() {
     if (c.state != ConnState::kActive) continue;  // waiting: answers, then closes
     if (c.out_sent < c.out.size()) {
       c.close_after_write = true;  // still writing an answer: finish it, then close
-    } else {
-      close_connection(c);  // idle
     }
+  }
+  if (shared_.options.drain_idle <= core::Nanos(0)) close_idle();
+}
+
+// The drain's idle grace is over: HTTP/1.1 connections with nothing in hand close.
+void ServerWorker::close_idle() {
+  idle_closed_ = true;
+  for (size_t i = 0, n = slots_.size(); i < n; ++i) {
+    Connection& c = *slots_[i];
+    if (c.parent != kNoParent || c.h2 || c.state != ConnState::kActive) continue;
+    if (c.out_sent >= c.out.size() && !c.close_after_write) close_connection(c);
   }
 }
 

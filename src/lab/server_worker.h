@@ -111,6 +111,7 @@ class ServerWorker {
   ConnectionMode mode_for(bool keep_alive, int minor_version) const;
   void on_timer(net::EventTag ref);
   void begin_drain();
+  void close_idle();
   void force_close_all();
   void count_request();
   void add_in_flight(int64_t delta);
@@ -143,7 +144,9 @@ class ServerWorker {
   net::TimerHeap<net::EventTag> timers_;
   bool draining_ = false;
   core::TimePoint drain_deadline_{};
-  bool cut_off_ = false;  // the drain timed out with requests in flight
+  core::TimePoint drain_idle_deadline_{};  // idle connections close then (drain_idle)
+  bool idle_closed_ = false;               // they were
+  bool cut_off_ = false;                   // the drain timed out with requests in flight
   HttpDate date_;
   std::string body_;  // scratch for bodies formatted per request
   std::string instance_json_;
