@@ -113,7 +113,62 @@ Finding check_pool(const core::ClientUse& c, const SaturationThresholds& t) {
   return f;
 }
 
-Finding check_cpu(const core::ResourceUse& use, const SaturationThresholds& t) {
+// One process of the target against its CPU limit: the process over min(threads, CPUs it may
+// run on), or its busiest thread over one core.
+struct ProcessCpu {
+  std::string process, thread;  // "server process at 97% of one core", "app2's busiest ..."
+  std::string process_crossing, thread_crossing;  // empty: not crossed
+  double heat = 0;  // the larger of cpu / limit and busiest thread / threshold
+  int usable = 1;   // cores it can use
+};
+
+ProcessCpu process_cpu(const core::ProcessUse& s, int known_cpus, const SaturationThresholds& t) {
+  ProcessCpu out;
+  const int threads = s.threads;
+  // The CPUs it may run on: the host's, or fewer when its affinity says so (taskset -c 0: one).
+  // Regression: a server of 6 threads pinned to one CPU at 99% was "none" (limit 2 cores).
+  const int cpus = s.cpus_allowed > 0 && (known_cpus == 0 || s.cpus_allowed < known_cpus)
+                       ? s.cpus_allowed
+                       : known_cpus;
+  if (threads > 0 && cpus > 0) {
+    out.usable = std::min(threads, cpus);
+  } else if (threads > 0 || cpus > 0) {
+    out.usable = std::max(threads, cpus);
+  }
+  const std::string who = s.name.empty() ? "server process" : s.name;
+  out.process = fmt::format("{} at {:.0f}% of one core", who, s.cpu_pct);
+  const double limit = t.server_cpu_pct_per_core * out.usable;
+  out.heat = s.cpu_pct / limit;
+  if (s.cpu_pct >= limit) {
+    out.process_crossing = fmt::format("cpu: {} (>= {:.0f}% x {} = min({} threads, {} CPUs{}))",
+                                       out.process, t.server_cpu_pct_per_core, out.usable,
+                                       threads > 0 ? std::to_string(threads) : std::string("?"),
+                                       cpus, cpus < known_cpus ? " its affinity allows" : "");
+  }
+  if (is_known(s.busiest_thread_cpu_pct)) {
+    out.thread = fmt::format("{}'s busiest thread at {:.0f}% of one core",
+                             s.name.empty() ? "server" : s.name, s.busiest_thread_cpu_pct);
+    out.heat = std::max(out.heat, s.busiest_thread_cpu_pct / t.server_cpu_pct_per_core);
+    if (s.busiest_thread_cpu_pct >= t.server_cpu_pct_per_core) {
+      out.thread_crossing =
+          fmt::format("cpu: {} (>= {:.0f}%)", out.thread, t.server_cpu_pct_per_core);
+    }
+  }
+  return out;
+}
+
+// The target's processes whose CPU is known: the server first, then those behind it.
+std::vector<const core::ProcessUse*> known_processes(const core::ResourceUse& use) {
+  std::vector<const core::ProcessUse*> out;
+  if (use.server && is_known(use.server->cpu_pct)) out.push_back(&*use.server);
+  for (const core::ProcessUse& b : use.backends) {
+    if (is_known(b.cpu_pct)) out.push_back(&b);
+  }
+  return out;
+}
+
+Finding check_cpu(const core::ResourceUse& use, const core::ClientUse& client,
+                  const SaturationThresholds& t) {
   Finding f;
   std::optional<size_t> busiest;
   int known_cpus = 0;
@@ -125,7 +180,8 @@ Finding check_cpu(const core::ResourceUse& use, const SaturationThresholds& t) {
   }
   const std::string busiest_cpu =
       busiest ? fmt::format("CPU {} {:.0f}% busy", *busiest, use.cpu_busy_pct[*busiest]) : "";
-  if (!use.server || !is_known(use.server->cpu_pct)) {
+  const std::vector<const core::ProcessUse*> processes = known_processes(use);
+  if (processes.empty()) {
     // The host's CPUs say nothing about a server knee does not know.
     if (!busiest_cpu.empty()) {
       f.highest.push_back(
@@ -141,52 +197,77 @@ Finding check_cpu(const core::ResourceUse& use, const SaturationThresholds& t) {
     }
     return f;
   }
-  const core::ProcessUse& s = *use.server;
-  const int threads = s.threads;
-  // The CPUs it may run on: the host's, or fewer when its affinity says so (taskset -c 0: one).
-  // Regression: a server of 6 threads pinned to one CPU at 99% was "none" (limit 2 cores).
-  const int cpus = s.cpus_allowed > 0 && (known_cpus == 0 || s.cpus_allowed < known_cpus)
-                       ? s.cpus_allowed
-                       : known_cpus;
-  int usable = 1;
-  if (threads > 0 && cpus > 0) {
-    usable = std::min(threads, cpus);
-  } else if (threads > 0 || cpus > 0) {
-    usable = std::max(threads, cpus);
+
+  // Each process against its own limit; the hottest one is named.
+  std::vector<ProcessCpu> each;
+  size_t hottest = 0;
+  double total_pct = 0;
+  int total_usable = 0;
+  for (const core::ProcessUse* p : processes) {
+    each.push_back(process_cpu(*p, known_cpus, t));
+    if (each.back().heat > each[hottest].heat) hottest = each.size() - 1;
+    total_pct += p->cpu_pct;
+    total_usable += each.back().usable;
   }
-  const std::string process = fmt::format("server process at {:.0f}% of one core", s.cpu_pct);
-  const double limit = t.server_cpu_pct_per_core * usable;
-  const bool process_hot = s.cpu_pct >= limit;
-  if (process_hot) {
-    f.crossings.push_back(fmt::format("cpu: {} (>= {:.0f}% x {} = min({} threads, {} CPUs{}))",
-                                      process, t.server_cpu_pct_per_core, usable,
-                                      threads > 0 ? std::to_string(threads) : std::string("?"),
-                                      cpus, cpus < known_cpus ? " its affinity allows" : ""));
+  for (const ProcessCpu& c : each) {
+    if (!c.process_crossing.empty()) f.crossings.push_back(c.process_crossing);
+    if (!c.thread_crossing.empty()) f.crossings.push_back(c.thread_crossing);
   }
-  bool thread_hot = false;
-  std::string thread;
-  if (is_known(s.busiest_thread_cpu_pct)) {
-    thread =
-        fmt::format("server's busiest thread at {:.0f}% of one core", s.busiest_thread_cpu_pct);
-    thread_hot = s.busiest_thread_cpu_pct >= t.server_cpu_pct_per_core;
-    if (thread_hot) {
-      f.crossings.push_back(fmt::format("cpu: {} (>= {:.0f}%)", thread, t.server_cpu_pct_per_core));
+  const ProcessCpu& hot = each[hottest];
+  const bool process_hot = !hot.process_crossing.empty();
+  const bool thread_hot = !hot.thread_crossing.empty();
+
+  // Together: several processes (a balancer and its replicas on one host) share the host's
+  // CPUs and can fill them while none is at its own limit. Full: the CPUs they may use are
+  // >= cpu_busy_pct busy on average, and the target's processes used >= stack_cpu_share of
+  // what was busy beside knee's client (the rest is the kernel's network work on their behalf,
+  // which no process is billed for, and other processes: host contention).
+  std::string together;
+  bool together_hot = false;
+  if (processes.size() > 1 && known_cpus > 0) {
+    double busy_cores = 0;
+    for (double b : use.cpu_busy_pct) busy_cores += is_known(b) ? b / 100 : 0;
+    const double client_cores = is_known(client.cpu_cores) ? client.cpu_cores : 0;
+    const int cpus = std::min(total_usable, known_cpus);
+    const double busy_pct = 100 * busy_cores / known_cpus;
+    std::vector<std::string> parts;
+    for (const core::ProcessUse* p : processes) {
+      parts.push_back(
+          fmt::format("{} {:.2f}", p->name.empty() ? "server" : p->name, p->cpu_pct / 100));
+    }
+    together = fmt::format(
+        "the target's {} processes together at {:.2f} cores ({}), the host's {} CPUs {:.0f}% "
+        "busy, knee's client {:.2f} cores",
+        processes.size(), total_pct / 100, join(parts, ", "), known_cpus, busy_pct, client_cores);
+    const double beside_client = busy_cores - client_cores;
+    together_hot = cpus == known_cpus && busy_pct >= t.cpu_busy_pct && beside_client > 0 &&
+                   total_pct / 100 >= t.stack_cpu_share * beside_client;
+    if (together_hot) {
+      f.crossings.push_back(fmt::format("cpu: {} (>= {:.0f}% busy, the target >= {:.0f}% of it)",
+                                        together, t.cpu_busy_pct, 100 * t.stack_cpu_share));
     }
   }
-  f.saturated = process_hot || thread_hot;
+
+  f.saturated = process_hot || thread_hot || together_hot;
   std::vector<std::string> context;
   if (process_hot) {
-    f.detail = process;
+    f.detail = hot.process;
     if (!busiest_cpu.empty()) context.push_back(busiest_cpu);
   } else if (thread_hot) {
-    f.detail = thread;
-    context.push_back(process);
+    f.detail = hot.thread;
+    context.push_back(hot.process);
+    if (!busiest_cpu.empty()) context.push_back(busiest_cpu);
+  } else if (together_hot) {
+    f.detail = together;
     if (!busiest_cpu.empty()) context.push_back(busiest_cpu);
   }
   if (!context.empty()) f.detail += " (" + join(context, ", ") + ")";
   if (!f.saturated) {
-    f.highest.push_back("cpu: " + process);
-    if (!thread.empty()) f.highest.push_back("cpu: " + thread);
+    for (const ProcessCpu& c : each) {
+      f.highest.push_back("cpu: " + c.process);
+      if (!c.thread.empty()) f.highest.push_back("cpu: " + c.thread);
+    }
+    if (!together.empty()) f.highest.push_back("cpu: " + together);
     if (!busiest_cpu.empty()) f.highest.push_back("cpu: busiest CPU " + busiest_cpu);
   }
   return f;
@@ -209,7 +290,9 @@ std::optional<std::string> host_contention(const core::ResourceUse& use,
   // Without the server's own CPU, other processes cannot be told from the server.
   const bool server_known = use.server && is_known(use.server->cpu_pct);
   if (!any || !server_known || !is_known(client.cpu_cores)) return std::nullopt;
-  const double others = busy_cores - use.server->cpu_pct / 100 - client.cpu_cores;
+  double target_cores = 0;
+  for (const core::ProcessUse* p : known_processes(use)) target_cores += p->cpu_pct / 100;
+  const double others = busy_cores - target_cores - client.cpu_cores;
   if (others < t.contention_cores) return std::nullopt;
   return fmt::format(
       "host contention: other processes used {:.2f} cores while this level ran (CPU {} {:.0f}% "
@@ -410,17 +493,19 @@ std::string rule_text(const SaturationThresholds& t) {
       "if the busiest client thread demands >= {:.0f}% of a core, or a paced client's send lag "
       "p99 exceeds {} while connections were free (then the numbers measure knee, not the "
       "server); else cpu if the server process uses >= {:g}% of a core x min(its threads, "
-      "CPUs), or its busiest thread >= {:g}% of a core (the server's CPU only: other processes "
-      "are host contention, a warning); else disk if %util >= {:.0f}%, or aqu-sz >= {:g} while "
+      "CPUs), or its busiest thread >= {:g}% of a core, or, with processes behind it "
+      "(--stack), the host's CPUs are >= {:.0f}% busy and the target's processes used >= {:.0f}% "
+      "of that beside knee's client (the target's CPU only: other processes are host "
+      "contention, a warning); else disk if %util >= {:.0f}%, or aqu-sz >= {:g} while "
       "await grows >= {:g}x over the previous level; else network if a link carries >= {:.0f}% "
       "of its known speed, or drops > {:g}/s, listen-queue overflows > {:g}/s or more than {:g}% "
       "of knee's own segments retransmitted; else pool if the pool was exhausted at least {:g}% "
       "of the time (the server's latency); else none: {}",
       t.unreachable_min_s, 100 * t.unreachable_min_share, t.client_thread_cpu_share * 100,
       ms_text(t.max_send_lag_ns), t.server_cpu_pct_per_core, t.server_cpu_pct_per_core,
-      t.disk_util_pct, t.disk_queue_size, t.disk_await_growth, t.net_link_util_pct,
-      t.net_drops_per_s, t.listen_overflows_per_s, 100 * t.tcp_retrans_share,
-      100 * t.pool_full_share, kNoneDetail);
+      t.cpu_busy_pct, 100 * t.stack_cpu_share, t.disk_util_pct, t.disk_queue_size,
+      t.disk_await_growth, t.net_link_util_pct, t.net_drops_per_s, t.listen_overflows_per_s,
+      100 * t.tcp_retrans_share, 100 * t.pool_full_share, kNoneDetail);
 }
 
 }  // namespace
@@ -443,7 +528,7 @@ SaturationVerdict name_saturated_resource(const core::ResourceUse& use,
   std::pair<const char*, Finding> findings[] = {
       {"unreachable", check_unreachable(client)},
       {"client", check_client(client, thresholds)},
-      {"cpu", check_cpu(use, thresholds)},
+      {"cpu", check_cpu(use, client, thresholds)},
       {"disk", check_disk(use, thresholds, previous_level)},
       {"network", check_network(use, client, thresholds)},
       {"pool", check_pool(client, thresholds)},

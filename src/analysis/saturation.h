@@ -7,9 +7,10 @@
 //
 // Attribution (a verdict never names a resource the target did not use):
 //   - "cpu" means the target's CPU: the server process and its threads (the built-in server, or
-//     --server-pid). Without a known server process the server's CPU is unknown, and the rule
-//     says so instead of naming the host's: "none" reads "nothing knee can see saturated (the
-//     server's CPU is unknown ...)", with a warning when a host CPU was >= cpu_busy_pct busy.
+//     --server-pid), and the processes behind it when known (--stack). Without a known server
+//     process the server's CPU is unknown, and the rule says so instead of naming the host's:
+//     "none" reads "nothing knee can see saturated (the server's CPU is unknown ...)", with a
+//     warning when a host CPU was >= cpu_busy_pct busy.
 //   - CPU used by other processes (the host's busy cores less the server's and knee's) is host
 //     contention: a warning that weakens the level, never the verdict.
 //   - "network" means this run's traffic: segments retransmitted on knee's own connections;
@@ -30,7 +31,15 @@
 //   3. cpu          the server process used >= server_cpu_pct_per_core (90 %) of one core times
 //                   min(its threads, the CPUs it may run on: the host's, or fewer when its
 //                   affinity allows fewer), or its busiest thread >= that of one core (an
-//                   event loop at 100 % is saturated while other cores idle).
+//                   event loop at 100 % is saturated while other cores idle). The same for
+//                   each process behind it (ResourceUse::backends: a lab stack's replicas),
+//                   the hottest one named; and, with backends, all of them together: the
+//                   host's CPUs >= cpu_busy_pct (90 %) busy on average while the target's
+//                   processes used >= stack_cpu_share (75 %) of the busy time beside knee's
+//                   client (a balancer and its replicas fill a small host's CPUs while none is
+//                   at its own limit; the kernel's loopback work on their behalf is billed to
+//                   no process, hence not 90 % of it). Only when their threads could use every
+//                   CPU (the sum of each one's usable cores, >= the host's).
 //   4. disk         a disk's %util >= disk_util_pct (90 %), or its aqu-sz >= disk_queue_size (1)
 //                   while its await grew by >= disk_await_growth (1.5x) since the previous level;
 //                   %util alone misleads on devices that serve requests in parallel (SSD, NVMe,
@@ -68,8 +77,12 @@ struct SaturationThresholds {
   // client-bound.
   double client_thread_cpu_share = 0.90;
   // Busy % of one host CPU at or above which a level whose server CPU is unknown warns that
-  // something filled a CPU (the verdict never names the host's CPU).
+  // something filled a CPU (the verdict never names the host's CPU); and the host CPUs' mean
+  // busy % at or above which a stack's processes can fill them together.
   double cpu_busy_pct = 90;
+  // With processes behind the server: the share of the host's busy CPU time beside knee's
+  // client that the target's processes must have used for "the CPUs are full" to be theirs.
+  double stack_cpu_share = 0.75;
   // % of one core per usable core (min(server threads, CPUs)) at or above which the server
   // process is CPU-bound; also the limit for its busiest thread alone.
   double server_cpu_pct_per_core = 90;

@@ -33,6 +33,8 @@ class LabStackCommands {
   std::string state_;
   int replicas_ = 3;
   std::string lb_ = "nginx";
+  std::string nginx_ = "/usr/sbin/nginx";
+  bool no_pin_ = false;
   std::string balance_ = "round_robin";
   int port_ = 8080;
   std::string db_;  // "", or sqlite: the replicas serve the state folder's data set

@@ -5,8 +5,10 @@
 #include <filesystem>
 
 #include "cli/command.h"
+#include "cli/interrupt.h"
 #include "cli/lab_stack.h"
 #include "core/units.h"
+#include "lab/server_process.h"
 #include "lab/stack.h"
 
 namespace knee::cli {
@@ -37,6 +39,10 @@ void LabStackCommands::add_to(CLI::App& lab) {
       ->capture_default_str()
       ->check(CLI::IsMember({"round_robin", "least_conn", "random"}));
   up_->add_option("--port", port_, "The balancer's port on 127.0.0.1")->capture_default_str();
+  up_->add_option("--nginx", nginx_, "The nginx binary")->capture_default_str();
+  up_->add_flag("--no-pin", no_pin_,
+                "Do not pin the parts to CPUs (by default each gets one of its own when there "
+                "are at least replicas + 2: the balancer's, one per replica, one for the load)");
   up_->add_option("--db", db_,
                   "sqlite: the replicas serve the shipment service on the state folder's data "
                   "set (make it with knee lab data); default the stand-in endpoints only")
@@ -78,6 +84,10 @@ int LabStackCommands::run_up() {
   spec.balance = balance_;
   spec.port = port_;
   spec.next_upstream = next_upstream_;
+  spec.nginx = nginx_;
+  spec.pin = !no_pin_;
+  // Ctrl-C while the parts come up stops those started: no process is left behind.
+  spec.interrupt = &install_interrupt_handler();
   char self[4096];
   const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
   if (n <= 0) return report_failure(Status::from_errno("readlink /proc/self/exe", errno));
@@ -98,11 +108,27 @@ int LabStackCommands::run_up() {
     }
     spec.extra_cpu[cost.substr(0, eq)] = cost.substr(eq + 5);
   }
+  fmt::print("lab up: starting {} replicas and nginx in {}\n", replicas_, spec.dir);
+  std::fflush(stdout);
   auto stack = lab::stack_up(spec);
+  if (!stack && interrupt_requested()) {
+    fmt::print(stderr, "knee: {}\n", stack.status().message());
+    return kExitInterrupted;
+  }
   if (!stack) return report_failure(stack.status());
   for (const lab::StackPart& p : stack->parts) {
-    fmt::print("{:<6} {:<8} pid {:<7} http://127.0.0.1:{}/  log {}\n", p.name, p.role, p.pid,
-               p.port, p.log);
+    fmt::print("{:<6} {:<8} pid {:<7} http://127.0.0.1:{}/  log {}{}\n", p.name, p.role, p.pid,
+               p.port, p.log, p.cpu >= 0 ? fmt::format("  CPU {}", p.cpu) : "");
+  }
+  const size_t cpus = lab::allowed_cpus().size();
+  if (stack->parts.back().cpu >= 0) {
+    fmt::print("pinned: each part to a CPU of its own; pin the load to the others (taskset)\n");
+  } else {
+    fmt::print("not pinned: {}; the parts share the CPUs with each other and with the load\n",
+               no_pin_ ? "--no-pin"
+                       : fmt::format("{} CPUs, fewer than {} replicas + a balancer + one for "
+                                     "the load",
+                                     cpus, replicas_));
   }
   fmt::print("lab up: {} ({} replicas, {}); knee lab status, knee lab down\n", stack->url(),
              replicas_, balance_);
@@ -115,12 +141,13 @@ int LabStackCommands::run_status() {
   bool all = true;
   for (const lab::PartStatus& s : lab::stack_status(*stack)) {
     all = all && s.alive && s.answering;
-    fmt::print("{:<6} {:<8} pid {:<7} port {:<5}  {}{}\n", s.part.name, s.part.role, s.part.pid,
+    fmt::print("{:<6} {:<8} pid {:<7} port {:<5}  {}{}{}\n", s.part.name, s.part.role, s.part.pid,
                s.part.port,
                !s.alive      ? "DOWN"
                : s.answering ? "up"
                              : "alive, not answering /health",
-               s.requests >= 0 ? fmt::format(", {} requests served", s.requests) : "");
+               s.requests >= 0 ? fmt::format(", {} requests served", s.requests) : "",
+               s.part.cpu >= 0 ? fmt::format(", CPU {}", s.part.cpu) : "");
   }
   return all ? kExitOk : kExitRunFailed;
 }
@@ -134,17 +161,19 @@ int LabStackCommands::run_deploy() {
   if (!pause) return report_failure(Status::invalid_field("pause", pause.status().message()));
   auto stack = lab::read_stack(dir());
   if (!stack) return report_failure(stack.status());
-  auto steps =
-      lab::stack_deploy(*stack, graceful_ ? lab::DeployMode::kGraceful : lab::DeployMode::kAbrupt,
-                        *pause, [](const lab::DeployStep& s) {
-                          fmt::print("{:<6} pid {} -> {} on port {}, {:.3f} s\n", s.replica,
-                                     s.old_pid, s.new_pid, s.new_port, s.seconds);
-                          std::fflush(stdout);
-                        });
+  auto steps = lab::stack_deploy(
+      *stack, graceful_ ? lab::DeployMode::kGraceful : lab::DeployMode::kAbrupt, *pause,
+      [](const lab::DeployStep& s) {
+        fmt::print("{:<6} pid {} -> {} on port {}, {:.3f} s\n", s.replica, s.old_pid, s.new_pid,
+                   s.new_port, s.seconds);
+        std::fflush(stdout);
+      },
+      &install_interrupt_handler());
   if (!steps) return report_failure(steps.status());
-  fmt::print("lab deploy ({}): {} replicas replaced\n", graceful_ ? "graceful" : "abrupt",
-             steps->size());
-  return kExitOk;
+  fmt::print("lab deploy ({}): {} replicas replaced{}\n", graceful_ ? "graceful" : "abrupt",
+             steps->size(),
+             interrupt_requested() ? "; interrupted, the rest left as they were" : "");
+  return interrupt_requested() ? kExitInterrupted : kExitOk;
 }
 
 int LabStackCommands::run_down() {

@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <ctime>
 
+#include "cli/command.h"
 #include "report/hlog.h"
 #include "report/html.h"
 
@@ -84,8 +85,63 @@ Status check_server_pid(std::optional<int> pid) {
   return Status::ok();
 }
 
-HostObserver::HostObserver(std::optional<int> server_pid, std::chrono::milliseconds every)
-    : server_pid_(server_pid), sampler_(probes::FsReader("/"), every) {}
+void TargetFlags::add_to(CLI::App& app) {
+  app.add_option("--server-pid", server_pid,
+                 "The server's process id, to report its CPU, threads and memory and name the "
+                 "saturated resource");
+  app.add_flag("--stack", stack,
+               "The target is the stack `knee lab up` started: follow its balancer and every "
+               "replica (CPU, threads, memory, requests each answered from its /health), name "
+               "which one saturated, and print requests per replica");
+  app.add_option("--lab-state", lab_state,
+                 "With --stack: the lab's state folder, as given to knee lab up --state "
+                 "(default $XDG_STATE_HOME/knee/lab)");
+}
+
+core::Result<std::pair<probes::WatchedProcesses, std::optional<lab::Stack>>> TargetFlags::resolve()
+    const {
+  if (Status s = check_server_pid(server_pid); !s) return s;
+  if (!stack) {
+    if (!lab_state.empty()) {
+      return Status::invalid_argument("--lab-state: only with --stack; add --stack");
+    }
+    return std::pair{probes::WatchedProcesses::server_only(server_pid),
+                     std::optional<lab::Stack>()};
+  }
+  if (server_pid) {
+    return Status::invalid_argument(
+        "--server-pid and --stack: give one; --stack follows the stack's balancer and replicas");
+  }
+  auto up = lab::read_stack((lab_state.empty() ? default_state_dir() : lab_state) + "/stack");
+  if (!up) return up.status().with_context("--stack");
+  probes::WatchedProcesses w;
+  for (const lab::StackPart& p : up->parts) {
+    const probes::WatchedProcess process{p.name, static_cast<int>(lab::working_pid(p))};
+    if (p.role == "balancer") {
+      w.server = process;
+    } else {
+      w.backends.push_back(process);
+    }
+  }
+  return std::pair{std::move(w), std::optional<lab::Stack>(std::move(up).value())};
+}
+
+HostObserver::HostObserver(probes::WatchedProcesses processes, std::optional<lab::Stack> stack,
+                           std::chrono::milliseconds every)
+    : processes_(std::move(processes)), sampler_(probes::FsReader("/"), every) {
+  if (stack) served_.emplace(std::move(*stack));
+}
+
+void HostObserver::start() {
+  if (served_) served_->start();
+  sampler_.start(processes_);
+}
+
+core::ResourceUse HostObserver::stop() {
+  core::ResourceUse use = sampler_.stop();
+  if (served_) served_->finish(use.backends);
+  return use;
+}
 
 Status FileOrStdout::open(std::string_view flag, std::string path,
                           const std::vector<std::string>& inputs) {

@@ -15,6 +15,7 @@
 #include "core/status.h"
 #include "engine/load.h"
 #include "engine/plan.h"
+#include "lab/stack.h"
 #include "probes/use.h"
 #include "report/document.h"
 #include "report/hlog.h"
@@ -28,16 +29,34 @@ std::string now_iso8601();
 report::LoadParams load_params(const engine::LoadOptions& o, const std::string& url_template,
                                int repeats);
 
-// Samples the host (probes/use.h) over each run's measured phase, following the server process
-// when its pid is known.
+// The target's processes a measurement follows: --server-pid PID, or --stack, the balancer and
+// replicas `knee lab up` started (read from the lab's state folder, --lab-state DIR).
+struct TargetFlags {
+  std::optional<int> server_pid;
+  bool stack = false;
+  std::string lab_state;  // "" = default_state_dir()
+  void add_to(CLI::App& app);
+  // After parsing. Errors (kInvalidArgument naming the flag): --server-pid of no running
+  // process; --stack with --server-pid; --stack with no stack up in the state folder.
+  core::Result<std::pair<probes::WatchedProcesses, std::optional<lab::Stack>>> resolve() const;
+};
+
+// Samples the host (probes/use.h) over each run's measured phase, following the target's
+// processes when known; with a lab stack, also counts the requests each replica answered in the
+// phase (two readings of its /health, ProcessUse::requests), unknown for a replica that was
+// replaced (another pid in stack.json) or did not answer.
 class HostObserver final : public engine::MeasureObserver {
  public:
-  HostObserver(std::optional<int> server_pid, std::chrono::milliseconds every);
-  void start() override { sampler_.start(server_pid_); }
-  core::ResourceUse stop() override { return sampler_.stop(); }
+  HostObserver(probes::WatchedProcesses processes, std::optional<lab::Stack> stack,
+               std::chrono::milliseconds every);
+  HostObserver(std::optional<int> server_pid, std::chrono::milliseconds every)
+      : HostObserver(probes::WatchedProcesses::server_only(server_pid), std::nullopt, every) {}
+  void start() override;
+  core::ResourceUse stop() override;
 
  private:
-  std::optional<int> server_pid_;
+  probes::WatchedProcesses processes_;
+  std::optional<lab::ServedCounter> served_;
   probes::UseSampler sampler_;
 };
 

@@ -30,9 +30,7 @@ class RunCommand final : public Subcommand {
                    "Independent runs; figures become median (min-max) over them")
         ->capture_default_str()
         ->check(CLI::Range(1, 100));
-    app.add_option("--server-pid", server_pid_,
-                   "The server's process id, to report its CPU, threads and memory and name the "
-                   "saturated resource");
+    target_.add_to(app);
     app.add_flag("--strict", strict_,
                  "Open loop (with -r): exit 3 when a run sent fewer than 99% of the requests its "
                  "schedule asked for within the measured phase (the achieved rate fell short of "
@@ -64,15 +62,19 @@ class RunCommand final : public Subcommand {
           "--strict: only in open loop (with -r RATE); it fails the run when the achieved rate "
           "falls short of the target, and a closed loop has no target rate"));
     }
-    if (Status s = check_server_pid(server_pid_); !s) return report_failure(s);
+    auto watched = target_.resolve();
+    if (!watched) return report_failure(watched.status());
     auto thresholds = parse_thresholds(threshold_texts_);
     if (!thresholds) return report_failure(thresholds.status());
     const bool scenarios = !scenario_texts_.empty();
-    if (scenarios && (!thresholds->empty() || !outputs_.html.empty() || !outputs_.hlog.empty())) {
+    if (scenarios && (!thresholds->empty() || !outputs_.html.empty() || !outputs_.hlog.empty() ||
+                      target_.server_pid || target_.stack)) {
       return report_failure(Status::invalid_argument(fmt::format(
           "{}: not with --scenario; give a URL instead", !thresholds->empty()     ? "--threshold"
                                                          : !outputs_.html.empty() ? "--html"
-                                                                                  : "--hlog")));
+                                                         : !outputs_.hlog.empty() ? "--hlog"
+                                                         : target_.stack          ? "--stack"
+                                                                         : "--server-pid")));
     }
     if (!scenarios && flags_.url.empty()) {
       return report_failure(Status::invalid_argument(
@@ -106,7 +108,8 @@ class RunCommand final : public Subcommand {
       for (engine::LoadOptions& o : plan.levels[0]) o.interval = std::chrono::seconds(1);
     }
 
-    HostObserver observer(server_pid_, std::chrono::milliseconds(250));
+    HostObserver observer(std::move(watched->first), std::move(watched->second),
+                          std::chrono::milliseconds(250));
     Progress progress(progress_flags_);
     engine::PlanControl control;
     control.interrupt = &install_interrupt_handler();
@@ -155,7 +158,7 @@ class RunCommand final : public Subcommand {
   LoadFlags flags_;
   OutputFlags outputs_;
   int repeat_ = 1;
-  std::optional<int> server_pid_;
+  TargetFlags target_;  // --server-pid, --stack
   bool strict_ = false;
   bool timeline_ = false;                     // --timeline
   std::vector<std::string> threshold_texts_;  // --threshold, checked on the median run

@@ -44,8 +44,7 @@ class SweepCommand final : public Subcommand {
         ->capture_default_str()
         ->check(CLI::Range(1, 100));
     outputs_.add_to(app);
-    app.add_option("--server-pid", server_pid_,
-                   "With a URL: the server's process id, to report its CPU, threads and memory");
+    target_.add_to(app);
     app.add_option("--sample-every", sample_every_,
                    "How often the host's resources are sampled during each level")
         ->capture_default_str();
@@ -73,7 +72,6 @@ class SweepCommand final : public Subcommand {
     if (Status s = LoadFlags::check_open_loop_only(*app_, by_rate, "--rate RATES"); !s) {
       return report_failure(s);
     }
-    if (Status s = check_server_pid(server_pid_); !s) return report_failure(s);
     if (by_rate && app_->count("--levels") > 0) {
       return report_failure(Status::invalid_argument(
           "--levels and --rate: give concurrency levels or arrival rates, not both"));
@@ -94,6 +92,8 @@ class SweepCommand final : public Subcommand {
     }
     const bool builtin = flags_.url.empty();
     if (Status s = check_server_flags(builtin); !s) return report_failure(s);
+    auto watched = target_.resolve();
+    if (!watched) return report_failure(watched.status());
     if (builtin) {
       flags_.url = std::string(server_tls_ ? "https" : "http") + "://127.0.0.1:1" + kLabPath;
     }
@@ -104,14 +104,13 @@ class SweepCommand final : public Subcommand {
 
     std::optional<lab::ServerProcess> lab;
     std::string target = flags_.url;
-    std::optional<int> server_pid = server_pid_;
     if (builtin) {
       auto started =
           lab::start_builtin_server(server_wait_, server_cpu_, server_threads_, server_tls_);
       if (!started) return report_failure(started.status());
       lab.emplace(std::move(started->process));
       target = started->description;
-      server_pid = lab->pid();
+      watched->first = probes::WatchedProcesses::server_only(lab->pid());
       flags_.url =
           fmt::format("{}://127.0.0.1:{}{}", server_tls_ ? "https" : "http", lab->port(), kLabPath);
       for (auto& level : plan->levels) {
@@ -125,7 +124,7 @@ class SweepCommand final : public Subcommand {
       for (auto& level : plan->levels) level[0].interval = std::chrono::seconds(1);
     }
 
-    HostObserver observer(server_pid,
+    HostObserver observer(std::move(watched->first), std::move(watched->second),
                           std::chrono::duration_cast<std::chrono::milliseconds>(*sample_every));
     Progress progress(progress_flags_);
     report::LoadParams params = load_params(plan->levels[0][0], flags_.url, repeat_);
@@ -186,7 +185,7 @@ class SweepCommand final : public Subcommand {
   std::string rates_;
   std::optional<int> max_connections_;
   int repeat_ = 1;
-  std::optional<int> server_pid_;
+  TargetFlags target_;  // --server-pid, --stack
   std::string sample_every_ = "250ms";
   std::string server_wait_ = "3ms";
   std::string server_cpu_ = "0.2ms";
@@ -216,9 +215,10 @@ class SweepCommand final : public Subcommand {
          {std::pair{"--server-wait", &server_wait_}, std::pair{"--server-cpu", &server_cpu_}}) {
       if (auto d = core::parse_duration(*value); !d) return d.status().with_context(flag);
     }
-    if (server_pid_) {
+    if (target_.server_pid || target_.stack) {
       return Status::invalid_argument(
-          "--server-pid: only with a URL; without one knee knows its own server");
+          fmt::format("{}: only with a URL; without one knee knows its own server",
+                      target_.stack ? "--stack" : "--server-pid"));
     }
     return Status::ok();
   }

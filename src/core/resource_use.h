@@ -41,9 +41,12 @@ inline constexpr double kUnknown = std::numeric_limits<double>::quiet_NaN();
 // Whether a figure was measured (not NaN).
 inline bool is_known(double value) { return !std::isnan(value); }
 
-// The server process under test, when its pid is known.
+// A process of the target, when its pid is known: the server under test, or one of the
+// processes behind it (a balancer's replicas).
 struct ProcessUse {
   int pid = 0;
+  // What it is, as the stack names it ("nginx", "app2"); empty for a bare --server-pid.
+  std::string name;
   // CPU time (utime + stime) over wall time, in % of one core: 250 = two and a half cores busy.
   double cpu_pct = kUnknown;
   double cpu_max_pct = kUnknown;  // max: the highest cpu_pct of one interval
@@ -57,6 +60,9 @@ struct ProcessUse {
   int cpus_allowed = 0;
   double rss_bytes = kUnknown;      // resident set size (status "VmRSS:"), bytes
   double rss_max_bytes = kUnknown;  // max: largest resident set seen, bytes
+  // Requests it answered in the window (the difference of two readings of its /health
+  // totalRequests, less the reading itself); NaN when not asked or not answered.
+  double requests = kUnknown;
 };
 
 // One block device, figures as `iostat -x` prints them (sysstat, compute_ext_disk_stats with
@@ -109,6 +115,9 @@ struct ResourceUse {
   // The server process; empty when no pid was given. Its figures are NaN (threads 0) when the
   // process could not be read, for example because it exited.
   std::optional<ProcessUse> server;
+  // The processes behind the server (the replicas behind a `knee lab up` balancer), named, in
+  // the stack's order; empty when none were given. Each figure as for `server`.
+  std::vector<ProcessUse> backends;
 
   // Whole block devices (partitions, loop, ram and zram devices are left out: probes/use.h).
   std::vector<DiskUse> disks;

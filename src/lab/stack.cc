@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -18,6 +19,7 @@
 
 #include "core/files.h"
 #include "core/units.h"
+#include "lab/server_process.h"
 #include "net/socket.h"
 #include "net/transport.h"
 
@@ -47,8 +49,9 @@ std::string log_tail(const std::string& path, size_t n = 8) {
   return out.empty() ? " (its log is empty)" : "; the end of " + path + ":" + out;
 }
 
-// Starts `argv` in a session of its own, stdin from /dev/null, stdout and stderr to `log`.
-Result<pid_t> spawn(const std::vector<std::string>& argv, const std::string& log) {
+// Starts `argv` in a session of its own, stdin from /dev/null, stdout and stderr to `log`,
+// pinned to `cpu` when it is not -1 (before exec, so that every thread it starts inherits it).
+Result<pid_t> spawn(const std::vector<std::string>& argv, const std::string& log, int cpu) {
   const int out = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (out < 0) return Status::from_errno("open " + log, errno);
   const int null = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
@@ -71,6 +74,12 @@ Result<pid_t> spawn(const std::vector<std::string>& argv, const std::string& log
   if (pid == 0) {
     // Child: only async-signal-safe calls until exec.
     setsid();
+    if (cpu >= 0) {
+      cpu_set_t set;
+      CPU_ZERO(&set);
+      CPU_SET(static_cast<size_t>(cpu), &set);
+      sched_setaffinity(0, sizeof set, &set);
+    }
     dup2(null, STDIN_FILENO);
     dup2(out, STDOUT_FILENO);
     dup2(out, STDERR_FILENO);
@@ -165,7 +174,8 @@ json to_json(const Stack& s) {
                      {"pid", p.pid},
                      {"port", p.port},
                      {"log", p.log},
-                     {"argv", p.argv}});
+                     {"argv", p.argv},
+                     {"cpu", p.cpu}});
   }
   return {{"kind", "lab_stack"},
           {"balance", s.balance},
@@ -181,8 +191,17 @@ Status write_stack(const Stack& s) {
 }
 
 // Waits until a replica printed its port (when it asked for port 0) and answers /health.
-Status await_replica(StackPart& p, std::chrono::steady_clock::time_point deadline) {
+bool interrupted(const std::atomic<bool>* flag) {
+  return flag != nullptr && flag->load(std::memory_order_relaxed);
+}
+
+const Status kInterrupted =
+    Status::unavailable("interrupted: the parts already started were stopped");
+
+Status await_replica(StackPart& p, std::chrono::steady_clock::time_point deadline,
+                     const std::atomic<bool>* interrupt = nullptr) {
   for (;;) {
+    if (interrupted(interrupt)) return kInterrupted;
     if (p.port != 0) {
       auto r = http_get(p.port, "/health");
       if (r && r->first == 200) break;
@@ -198,6 +217,15 @@ Status await_replica(StackPart& p, std::chrono::steady_clock::time_point deadlin
 }
 
 }  // namespace
+
+std::vector<int> cpu_plan(const std::vector<int>& allowed, int replicas) {
+  const size_t parts = static_cast<size_t>(std::max(replicas, 0)) + 1;
+  std::vector<int> plan(parts, -1);
+  if (allowed.size() < parts + 1) return plan;
+  plan.back() = allowed[0];  // the balancer
+  for (size_t i = 0; i + 1 < parts; ++i) plan[i] = allowed[i + 1];
+  return plan;
+}
 
 std::string Stack::url() const {
   for (const StackPart& p : parts) {
@@ -310,6 +338,9 @@ Result<Stack> stack_up(const StackSpec& asked) {
     }
   }
   Stack stack{spec.dir, spec.balance, spec.next_upstream, 0, {}};
+  const std::vector<int> cpus = spec.pin
+                                    ? cpu_plan(allowed_cpus(), spec.replicas)
+                                    : std::vector<int>(static_cast<size_t>(spec.replicas) + 1, -1);
   // Whatever fails from here stops what was started.
   auto fail = [&](Status why) {
     for (auto p = stack.parts.rbegin(); p != stack.parts.rend(); ++p) stop_part(*p);
@@ -325,7 +356,9 @@ Result<Stack> stack_up(const StackSpec& asked) {
     if (auto cost = spec.extra_cpu.find(p.name); cost != spec.extra_cpu.end()) {
       p.argv.insert(p.argv.end(), {"--extra-cpu", cost->second});
     }
-    auto pid = spawn(p.argv, p.log);
+    if (interrupted(spec.interrupt)) return fail(kInterrupted);
+    p.cpu = cpus[static_cast<size_t>(i - 1)];
+    auto pid = spawn(p.argv, p.log, p.cpu);
     if (!pid) return fail(pid.status());
     p.pid = *pid;
     stack.parts.push_back(p);
@@ -333,7 +366,7 @@ Result<Stack> stack_up(const StackSpec& asked) {
   // Each replica prints its port first, then answers /health.
   const auto deadline = std::chrono::steady_clock::now() + kStartTimeout;
   for (StackPart& p : stack.parts) {
-    if (Status s = await_replica(p, deadline); !s) return fail(s);
+    if (Status s = await_replica(p, deadline, spec.interrupt); !s) return fail(s);
   }
   if (Status s = write_stack(stack); !s) return fail(s);
   const std::string config_path = spec.dir + "/nginx.conf";
@@ -348,7 +381,8 @@ Result<Stack> stack_up(const StackSpec& asked) {
                spec.port,
                spec.dir + "/nginx.out",
                {spec.nginx, "-e", spec.dir + "/nginx.log", "-c", config_path, "-p", spec.dir}};
-  auto pid = spawn(lb.argv, lb.log);
+  lb.cpu = cpus.back();
+  auto pid = spawn(lb.argv, lb.log, lb.cpu);
   if (!pid) return fail(pid.status());
   lb.pid = *pid;
   stack.parts.push_back(lb);
@@ -361,6 +395,7 @@ Result<Stack> stack_up(const StackSpec& asked) {
     pid_t written = 0;
     pid_file >> written;
     if (r && r->first == 200 && written == lb.pid && alive(lb.pid)) break;
+    if (interrupted(spec.interrupt)) return fail(kInterrupted);
     if (!alive(lb.pid) || std::chrono::steady_clock::now() > lb_deadline) {
       std::string why = log_tail(lb.log) + log_tail(spec.dir + "/nginx.log");
       return fail(Status::unavailable(
@@ -389,13 +424,25 @@ Result<Stack> read_stack(const std::string& dir) {
       if (!p.is_object()) return bad;
       s.parts.push_back(StackPart{p.value("name", ""), p.value("role", ""), p.value("pid", 0),
                                   p.value("port", 0), p.value("log", ""),
-                                  p.value("argv", std::vector<std::string>{})});
+                                  p.value("argv", std::vector<std::string>{}), p.value("cpu", -1)});
     }
     return s;
   } catch (const json::exception&) {  // a field of the wrong type
     return bad;
   }
 }
+
+namespace {
+
+// totalRequests of a /health body; -1 when absent or not a count.
+long long total_requests(const std::string& body) {
+  const json h = json::parse(body, nullptr, false);
+  if (!h.is_object()) return -1;
+  const auto it = h.find("totalRequests");
+  return it != h.end() && it->is_number_unsigned() ? it->get<long long>() : -1;
+}
+
+}  // namespace
 
 std::vector<PartStatus> stack_status(const Stack& stack) {
   std::vector<PartStatus> out;
@@ -404,25 +451,72 @@ std::vector<PartStatus> stack_status(const Stack& stack) {
     if (st.alive) {
       auto r = http_get(p.port, "/health");
       st.answering = r && r->first == 200;
-      if (st.answering && p.role == "replica") {
-        const json h = json::parse(r->second, nullptr, false);
-        if (h.is_object()) st.requests = h.value("totalRequests", -1LL);
-      }
+      if (st.answering && p.role == "replica") st.requests = total_requests(r->second);
     }
     out.push_back(st);
   }
   return out;
 }
 
-Result<std::vector<DeployStep>> stack_deploy(
-    Stack& stack, DeployMode mode, core::Nanos pause,
-    const std::function<void(const DeployStep&)>& on_step) {
+pid_t working_pid(const StackPart& part) {
+  if (part.role != "balancer") return part.pid;
+  std::ifstream children(fmt::format("/proc/{}/task/{}/children", part.pid, part.pid));
+  pid_t worker = 0;
+  return children >> worker && worker > 0 ? worker : part.pid;
+}
+
+namespace {
+
+// Each replica's /health totalRequests, -1 where unknown.
+std::vector<long long> served_by(const Stack& stack) {
+  std::vector<long long> out;
+  for (const StackPart& p : stack.parts) {
+    if (p.role == "replica") out.push_back(requests_served(p));
+  }
+  return out;
+}
+
+}  // namespace
+
+void ServedCounter::start() { before_ = served_by(stack_); }
+
+void ServedCounter::finish(std::vector<core::ProcessUse>& backends) const {
+  const std::vector<long long> after = served_by(stack_);
+  auto now = read_stack(stack_.dir);
+  for (size_t i = 0; i < backends.size() && i < after.size() && i < before_.size(); ++i) {
+    core::ProcessUse& b = backends[i];
+    bool same = false;
+    if (now) {
+      for (const StackPart& p : now->parts) same |= p.name == b.name && p.pid == b.pid;
+    }
+    if (same && before_[i] >= 0 && after[i] > before_[i]) {
+      b.requests = static_cast<double>(after[i] - before_[i] - 1);
+    }
+  }
+}
+
+long long requests_served(const StackPart& replica) {
+  auto r = http_get(replica.port, "/health");
+  return r && r->first == 200 ? total_requests(r->second) : -1;
+}
+
+Result<std::vector<DeployStep>> stack_deploy(Stack& stack, DeployMode mode, core::Nanos pause,
+                                             const std::function<void(const DeployStep&)>& on_step,
+                                             const std::atomic<bool>* interrupt) {
   std::vector<DeployStep> steps;
   ++stack.deploys;
   bool first = true;
   for (StackPart& current : stack.parts) {
     if (current.role != "replica") continue;
-    if (!first) std::this_thread::sleep_for(pause);
+    if (!first) {
+      // The pause in slices, so that an interrupt is not kept waiting.
+      const auto until = std::chrono::steady_clock::now() + pause;
+      while (!interrupted(interrupt) && std::chrono::steady_clock::now() < until) {
+        std::this_thread::sleep_for(
+            std::min<core::Nanos>(until - std::chrono::steady_clock::now(), 20ms));
+      }
+    }
+    if (interrupted(interrupt)) break;
     first = false;
     const auto began = std::chrono::steady_clock::now();
     const StackPart old = current;
@@ -456,7 +550,7 @@ Result<std::vector<DeployStep>> stack_deploy(
         std::this_thread::sleep_for(1ms);
       }
     }
-    auto pid = spawn(next.argv, next.log);
+    auto pid = spawn(next.argv, next.log, next.cpu);
     if (!pid) return pid.status();
     next.pid = *pid;
     if (Status s = await_replica(next, began + kStartTimeout); !s) {

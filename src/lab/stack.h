@@ -14,12 +14,14 @@
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <functional>
 #include <map>
 #include <string>
 #include <vector>
 
 #include "core/clock.h"
+#include "core/resource_use.h"
 #include "core/status.h"
 
 namespace knee::lab {
@@ -38,6 +40,11 @@ struct StackSpec {
   std::map<std::string, std::string> extra_cpu;
   std::string knee_binary;  // this binary
   std::string nginx = "/usr/sbin/nginx";
+  // Pin each part to a CPU of its own when there are enough (cpu_plan); false: never.
+  bool pin = true;
+  // Set (by SIGINT/SIGTERM) while the stack starts: no further part is started, those started
+  // are stopped, and stack_up fails with "interrupted". nullptr: never.
+  const std::atomic<bool>* interrupt = nullptr;
   // nginx's proxy_next_upstream: when a request goes to the next replica ("off": never, so a
   // replica that dies answers its requests with 502).
   std::string next_upstream = "error timeout http_502";
@@ -54,8 +61,15 @@ struct StackPart {
   int port = 0;
   std::string log;                // its stdout and stderr
   std::vector<std::string> argv;  // how it was started (a deploy starts it again so)
+  int cpu = -1;                   // the CPU it is pinned to; -1: not pinned
   bool operator==(const StackPart&) const = default;
 };
+
+// The CPU of each part, replicas first and the balancer last (the order of Stack::parts), from
+// the CPUs this process may use: the balancer on the first, replica i on the (i+1)-th, and at
+// least one left over for the load generator; all -1 when there are fewer than replicas + 2
+// (the parts then share the CPUs with each other and with knee's client).
+std::vector<int> cpu_plan(const std::vector<int>& allowed, int replicas);
 
 struct Stack {
   std::string dir;
@@ -73,8 +87,8 @@ std::string nginx_config(const StackSpec& spec, const std::vector<StackPart>& re
 
 // Starts the stack. Errors: kInvalidArgument for a bad spec or a stack already up in spec.dir
 // ("knee lab down" first); kUnavailable when a part does not come up within 10 s (with the last
-// lines of its log), after stopping the parts already started; kIoError when fork or a file
-// write fails.
+// lines of its log) or spec.interrupt was set, after stopping the parts already started;
+// kIoError when fork or a file write fails.
 core::Result<Stack> stack_up(const StackSpec& spec);
 
 // The stack recorded in `dir`. Errors: kInvalidArgument when none is up there ("start one with
@@ -88,6 +102,32 @@ struct PartStatus {
   long long requests = -1;  // a replica's totalRequests from /health; -1 when unknown
 };
 std::vector<PartStatus> stack_status(const Stack& stack);
+
+// A replica's totalRequests from its /health (the reading itself counted: two readings differ by
+// the requests between them plus one); -1 when it does not answer with a 200 and that field
+// within 1 s.
+long long requests_served(const StackPart& replica);
+
+// The requests each replica of a stack answered between start() and finish(), by two readings
+// of its /health (requests_served). Blocking: one GET per replica, at most 1 s each.
+class ServedCounter {
+ public:
+  explicit ServedCounter(Stack stack) : stack_(std::move(stack)) {}
+  void start();
+  // Sets backends[i].requests (the stack's i-th replica, matched by name and pid) to its count
+  // since start(), less the reading itself; left unknown for a replica that did not answer or
+  // that stack.json no longer lists with that pid (a deploy replaced it on its port).
+  void finish(std::vector<core::ProcessUse>& backends) const;
+
+ private:
+  Stack stack_;
+  std::vector<long long> before_;  // per replica, -1 unknown
+};
+
+// The process that does a part's work: nginx's one worker (the first child of the master
+// recorded in stack.json, from /proc/PID/task/PID/children), a replica itself. The part's own
+// pid when it has no child or the file cannot be read.
+pid_t working_pid(const StackPart& part);
 
 // A rolling deploy (seed 002, lesson 3): every replica in turn is replaced by a new process on
 // the same port (knee serve listens with SO_REUSEPORT; nginx's configuration stays as it is).
@@ -106,11 +146,14 @@ struct DeployStep {
                        // old one gone
 };
 // Restarts the replicas one by one, `pause` between them, calling `on_step` after each and
-// rewriting stack.json as it goes. Errors: kUnavailable when a new replica does not come up
-// within 10 s (graceful: the old one then still serves), kIoError for fork or file writes.
+// rewriting stack.json as it goes; once `interrupt` is set (nullptr: never) it finishes the
+// replica in hand and stops there, the steps done returned. Errors: kUnavailable when a new
+// replica does not come up within 10 s (graceful: the old one then still serves), kIoError for
+// fork or file writes.
 core::Result<std::vector<DeployStep>> stack_deploy(
     Stack& stack, DeployMode mode, core::Nanos pause,
-    const std::function<void(const DeployStep&)>& on_step);
+    const std::function<void(const DeployStep&)>& on_step,
+    const std::atomic<bool>* interrupt = nullptr);
 
 // Stops every part (the balancer first, then the replicas), waiting up to 10 s each before
 // SIGKILL, and removes stack.json. A part already gone is fine; a pid that now belongs to

@@ -180,23 +180,25 @@ std::optional<int> cpus_in_list(std::string_view status, std::string_view key) {
 
 namespace {
 
-void read_process(const FsReader& fs, int pid, UseSnapshot& s) {
-  s.server_pid = pid;
-  const std::string dir = "/proc/" + std::to_string(pid);
+ProcessCounters read_process(const FsReader& fs, const WatchedProcess& w) {
+  ProcessCounters s;
+  s.name = w.name;
+  s.pid = w.pid;
+  const std::string dir = "/proc/" + std::to_string(w.pid);
   if (const std::optional<std::string> stat = read_file(fs, dir + "/stat")) {
-    s.server_cpu_ticks = parse_proc_stat_ticks(*stat);
+    s.cpu_ticks = parse_proc_stat_ticks(*stat);
   }
   if (const std::optional<std::string> status = read_file(fs, dir + "/status")) {
     if (const std::optional<uint64_t> threads = find_key_number(*status, "Threads")) {
-      s.server_threads = static_cast<int>(std::min<uint64_t>(*threads, 1u << 30));
+      s.threads = static_cast<int>(std::min<uint64_t>(*threads, 1u << 30));
     }
     if (const std::optional<uint64_t> rss_kb = find_key_number(*status, "VmRSS")) {
-      s.server_rss_bytes = *rss_kb * 1024;
+      s.rss_bytes = *rss_kb * 1024;
     }
-    s.server_cpus_allowed = cpus_in_list(*status, "Cpus_allowed_list");
+    s.cpus_allowed = cpus_in_list(*status, "Cpus_allowed_list");
   }
   const std::vector<std::string> tids = fs.list_dir(dir + "/task");
-  if (tids.size() > kMaxServerTasks) return;
+  if (tids.size() > kMaxServerTasks) return s;
   for (const std::string& name : tids) {
     const std::optional<int> tid = parse_int<int>(name);
     if (!tid) continue;
@@ -204,9 +206,10 @@ void read_process(const FsReader& fs, int pid, UseSnapshot& s) {
     const std::optional<std::string> stat = read_file(fs, dir + "/task/" + name + "/stat");
     if (!stat) continue;
     if (const std::optional<uint64_t> ticks = parse_proc_stat_ticks(*stat)) {
-      s.server_tasks.push_back({*tid, *ticks});
+      s.tasks.push_back({*tid, *ticks});
     }
   }
+  return s;
 }
 
 // ---- /proc/diskstats
@@ -331,36 +334,48 @@ double to_double(const std::optional<uint64_t>& v) {
 
 // The busiest thread's CPU over wall time, % of one core; threads that appeared during the
 // interval count from zero.
-double busiest_thread_pct(const UseSnapshot& a, const UseSnapshot& b, double wall_s) {
-  if (a.server_tasks.empty() || b.server_tasks.empty() || b.clock_ticks_per_s <= 0) {
-    return kUnknown;
-  }
+double busiest_thread_pct(const ProcessCounters& a, const ProcessCounters& b, int64_t ticks_per_s,
+                          double wall_s) {
+  if (a.tasks.empty() || b.tasks.empty() || ticks_per_s <= 0) return kUnknown;
   uint64_t busiest = 0;
-  for (const TaskTicks& t : b.server_tasks) {
-    const auto before = std::find_if(a.server_tasks.begin(), a.server_tasks.end(),
+  for (const TaskTicks& t : b.tasks) {
+    const auto before = std::find_if(a.tasks.begin(), a.tasks.end(),
                                      [&](const TaskTicks& x) { return x.tid == t.tid; });
-    const uint64_t start = before == a.server_tasks.end() ? 0 : before->cpu_ticks;
+    const uint64_t start = before == a.tasks.end() ? 0 : before->cpu_ticks;
     if (t.cpu_ticks >= start) busiest = std::max(busiest, t.cpu_ticks - start);
   }
-  const double seconds = static_cast<double>(busiest) / static_cast<double>(b.clock_ticks_per_s);
+  const double seconds = static_cast<double>(busiest) / static_cast<double>(ticks_per_s);
   return clamp_pct(seconds / wall_s * 100);
 }
 
-core::ProcessUse process_between(const UseSnapshot& a, const UseSnapshot& b, double wall_s) {
+// `b` over the interval since `a` (nullptr: the process was not followed then), as
+// ProcessUse: CPU figures only when both readings are of the same pid.
+core::ProcessUse process_between(const ProcessCounters* a, const ProcessCounters& b,
+                                 int64_t ticks_per_s, double wall_s) {
   core::ProcessUse p;
-  p.pid = *b.server_pid;
-  if (a.server_pid == b.server_pid && b.clock_ticks_per_s > 0) {
-    const double seconds =
-        delta(a.server_cpu_ticks, b.server_cpu_ticks) / static_cast<double>(b.clock_ticks_per_s);
+  p.pid = b.pid;
+  p.name = b.name;
+  if (a != nullptr && a->pid == b.pid && ticks_per_s > 0 && wall_s > 0) {
+    const double seconds = delta(a->cpu_ticks, b.cpu_ticks) / static_cast<double>(ticks_per_s);
     p.cpu_pct = seconds / wall_s * 100;
     p.cpu_max_pct = p.cpu_pct;
-    p.busiest_thread_cpu_pct = busiest_thread_pct(a, b, wall_s);
+    p.busiest_thread_cpu_pct = busiest_thread_pct(*a, b, ticks_per_s, wall_s);
   }
-  p.threads = b.server_threads.value_or(0);
-  p.cpus_allowed = b.server_cpus_allowed.value_or(0);
-  p.rss_bytes = to_double(b.server_rss_bytes);
-  p.rss_max_bytes = p.rss_bytes;
+  if (wall_s > 0) {
+    p.threads = b.threads.value_or(0);
+    p.cpus_allowed = b.cpus_allowed.value_or(0);
+    p.rss_bytes = to_double(b.rss_bytes);
+    p.rss_max_bytes = p.rss_bytes;
+  }
   return p;
+}
+
+// The backend of `a` with b's name and pid, or nullptr.
+const ProcessCounters* same_backend(const UseSnapshot& a, const ProcessCounters& b) {
+  for (const ProcessCounters& p : a.backends) {
+    if (p.name == b.name && p.pid == b.pid) return &p;
+  }
+  return nullptr;
 }
 
 core::DiskUse disk_between(const DiskCounters& a, const DiskCounters& b, double wall_s) {
@@ -488,15 +503,21 @@ Fold& fold_named(std::vector<Fold>& folds, const std::string& name, std::string 
 
 // Gauges read at the end of `replaced` are readings of the window too: a merged interval keeps
 // their extremes (most threads, largest RSS, least MemAvailable).
+void keep_process_extremes(const core::ProcessUse& replaced, core::ProcessUse& merged) {
+  merged.threads = std::max(merged.threads, replaced.threads);
+  merged.cpus_allowed = std::max(merged.cpus_allowed, replaced.cpus_allowed);
+  Extreme rss_max;
+  rss_max.add(replaced.rss_max_bytes);
+  rss_max.add(merged.rss_max_bytes);
+  merged.rss_max_bytes = rss_max.get();
+}
+
 void keep_gauge_extremes(const core::ResourceUse& replaced, core::ResourceUse& merged) {
-  if (replaced.server && merged.server) {
-    merged.server->threads = std::max(merged.server->threads, replaced.server->threads);
-    merged.server->cpus_allowed =
-        std::max(merged.server->cpus_allowed, replaced.server->cpus_allowed);
-    Extreme rss_max;
-    rss_max.add(replaced.server->rss_max_bytes);
-    rss_max.add(merged.server->rss_max_bytes);
-    merged.server->rss_max_bytes = rss_max.get();
+  if (replaced.server && merged.server) keep_process_extremes(*replaced.server, *merged.server);
+  for (core::ProcessUse& m : merged.backends) {
+    for (const core::ProcessUse& r : replaced.backends) {
+      if (r.name == m.name && r.pid == m.pid) keep_process_extremes(r, m);
+    }
   }
   Extreme mem_min(false);
   mem_min.add(replaced.mem_available_min_bytes);
@@ -506,7 +527,8 @@ void keep_gauge_extremes(const core::ResourceUse& replaced, core::ResourceUse& m
 
 }  // namespace
 
-UseSnapshot take_snapshot(const FsReader& fs, std::optional<int> server_pid, core::TimePoint now) {
+UseSnapshot take_snapshot(const FsReader& fs, const WatchedProcesses& processes,
+                          core::TimePoint now) {
   UseSnapshot s;
   s.at = now;
   const long ticks = ::sysconf(_SC_CLK_TCK);
@@ -515,7 +537,8 @@ UseSnapshot take_snapshot(const FsReader& fs, std::optional<int> server_pid, cor
   s.cpu_pressure_some_us = read_psi_some_us(fs, "/proc/pressure/cpu");
   s.io_pressure_some_us = read_psi_some_us(fs, "/proc/pressure/io");
   s.memory_pressure_some_us = read_psi_some_us(fs, "/proc/pressure/memory");
-  if (server_pid) read_process(fs, *server_pid, s);
+  if (processes.server) s.server = read_process(fs, *processes.server);
+  for (const WatchedProcess& w : processes.backends) s.backends.push_back(read_process(fs, w));
   read_diskstats(fs, s);
   read_net_dev(fs, s);
   read_tcp(fs, s);
@@ -531,9 +554,9 @@ core::ResourceUse use_between(const UseSnapshot& a, const UseSnapshot& b) {
   core::ResourceUse u;
   const double wall_s = std::chrono::duration<double>(b.at - a.at).count();
   if (!(wall_s > 0)) {
-    if (b.server_pid) {
-      u.server.emplace();
-      u.server->pid = *b.server_pid;
+    if (b.server) u.server = process_between(nullptr, *b.server, b.clock_ticks_per_s, 0);
+    for (const ProcessCounters& p : b.backends) {
+      u.backends.push_back(process_between(nullptr, p, b.clock_ticks_per_s, 0));
     }
     return u;
   }
@@ -549,7 +572,13 @@ core::ResourceUse use_between(const UseSnapshot& a, const UseSnapshot& b) {
   u.cpu_busy_all_pct = busy_pct(a.cpu_all, b.cpu_all);
   u.cpu_pressure_some_pct = psi_pct(a.cpu_pressure_some_us, b.cpu_pressure_some_us, wall_s);
 
-  if (b.server_pid) u.server = process_between(a, b, wall_s);
+  if (b.server) {
+    u.server =
+        process_between(a.server ? &*a.server : nullptr, *b.server, b.clock_ticks_per_s, wall_s);
+  }
+  for (const ProcessCounters& p : b.backends) {
+    u.backends.push_back(process_between(same_backend(a, p), p, b.clock_ticks_per_s, wall_s));
+  }
 
   for (const DiskCounters& after : b.disks) {
     const auto before = std::find_if(a.disks.begin(), a.disks.end(), [&](const DiskCounters& d) {
@@ -579,6 +608,41 @@ core::ResourceUse use_between(const UseSnapshot& a, const UseSnapshot& b) {
   return u;
 }
 
+// One process's intervals folded: `first` keeps its name, pid, and the gauges' extremes.
+struct ProcessFold {
+  core::ProcessUse first;
+  Mean cpu, thread, rss;
+  Extreme cpu_max, rss_max;
+
+  void add(const core::ProcessUse& p, double w) {
+    cpu.add(p.cpu_pct, w);
+    cpu_max.add(p.cpu_max_pct);
+    thread.add(p.busiest_thread_cpu_pct, w);
+    first.threads = std::max(first.threads, p.threads);
+    first.cpus_allowed = std::max(first.cpus_allowed, p.cpus_allowed);
+    rss.add(p.rss_bytes, w);
+    rss_max.add(p.rss_max_bytes);
+  }
+  core::ProcessUse result() const {
+    core::ProcessUse p = first;  // name, pid, threads, CPUs allowed, requests
+    p.cpu_pct = cpu.get();
+    p.cpu_max_pct = cpu_max.get();
+    p.busiest_thread_cpu_pct = thread.get();
+    p.rss_bytes = rss.get();
+    p.rss_max_bytes = rss_max.get();
+    return p;
+  }
+};
+
+// The fold of `p` (by name and pid), appended on first sight.
+ProcessFold& fold_process(std::vector<ProcessFold>& folds, const core::ProcessUse& p) {
+  for (ProcessFold& f : folds) {
+    if (f.first.name == p.name && f.first.pid == p.pid) return f;
+  }
+  folds.emplace_back().first = p;
+  return folds.back();
+}
+
 struct UseFold::State {
   double window_s = 0;
   int intervals = 0;
@@ -586,10 +650,8 @@ struct UseFold::State {
   std::vector<Extreme> cpu_max;
   Mean cpu_all, cpu_psi, io_psi, mem_psi, retrans, overflows, drops, mem;
   Extreme mem_min{false};
-  bool any_server = false;
-  core::ProcessUse server;
-  Mean server_cpu, server_thread, server_rss;
-  Extreme server_cpu_max, server_rss_max;
+  std::optional<ProcessFold> server;
+  std::vector<ProcessFold> backends;
   std::vector<DiskFold> disks;
   std::vector<NetFold> nets;
 };
@@ -602,10 +664,8 @@ UseFold& UseFold::operator=(UseFold&&) noexcept = default;
 void UseFold::add(const core::ResourceUse& u) {
   State& st = *state_;
 
-  if (u.server && !st.any_server) {
-    st.any_server = true;
-    st.server.pid = u.server->pid;
-  }
+  if (u.server && !st.server) st.server.emplace().first = *u.server;
+  for (const core::ProcessUse& b : u.backends) fold_process(st.backends, b);
   if (u.intervals <= 0 || !(u.window_s > 0)) return;
   const double w = u.window_s;
   st.window_s += w;
@@ -622,15 +682,8 @@ void UseFold::add(const core::ResourceUse& u) {
   st.cpu_all.add(u.cpu_busy_all_pct, w);
   st.cpu_psi.add(u.cpu_pressure_some_pct, w);
 
-  if (u.server) {
-    st.server_cpu.add(u.server->cpu_pct, w);
-    st.server_cpu_max.add(u.server->cpu_max_pct);
-    st.server_thread.add(u.server->busiest_thread_cpu_pct, w);
-    st.server.threads = std::max(st.server.threads, u.server->threads);
-    st.server.cpus_allowed = std::max(st.server.cpus_allowed, u.server->cpus_allowed);
-    st.server_rss.add(u.server->rss_bytes, w);
-    st.server_rss_max.add(u.server->rss_max_bytes);
-  }
+  if (u.server) st.server->add(*u.server, w);
+  for (const core::ProcessUse& b : u.backends) fold_process(st.backends, b).add(b, w);
 
   for (const core::DiskUse& d : u.disks) {
     DiskFold& f = fold_named(st.disks, d.device, &DiskFold::device);
@@ -678,15 +731,8 @@ core::ResourceUse UseFold::result() const {
   }
   out.cpu_busy_all_pct = st.cpu_all.get();
   out.cpu_pressure_some_pct = st.cpu_psi.get();
-  if (st.any_server) {
-    core::ProcessUse server = st.server;  // pid and threads
-    server.cpu_pct = st.server_cpu.get();
-    server.cpu_max_pct = st.server_cpu_max.get();
-    server.busiest_thread_cpu_pct = st.server_thread.get();
-    server.rss_bytes = st.server_rss.get();
-    server.rss_max_bytes = st.server_rss_max.get();
-    out.server = server;
-  }
+  if (st.server) out.server = st.server->result();
+  for (const ProcessFold& f : st.backends) out.backends.push_back(f.result());
   for (const DiskFold& f : st.disks) {
     core::DiskUse d;
     d.device = f.device;
@@ -743,14 +789,14 @@ UseSampler::~UseSampler() {
   thread_.join();
 }
 
-void UseSampler::start(std::optional<int> server_pid) {
+void UseSampler::start(WatchedProcesses processes) {
   assert(!running() && "UseSampler::start while running");
-  server_pid_ = server_pid;
+  processes_ = std::move(processes);
   stop_requested_ = false;
   folded_ = UseFold();
   last_interval_.reset();
   before_last_.reset();
-  last_ = take_snapshot(fs_, server_pid_, core::Clock::now());
+  last_ = take_snapshot(fs_, processes_, core::Clock::now());
   thread_ = std::thread(&UseSampler::run, this);
 }
 
@@ -762,7 +808,7 @@ core::ResourceUse UseSampler::stop() {
   }
   wake_.notify_one();
   thread_.join();
-  add_interval(take_snapshot(fs_, server_pid_, core::Clock::now()), true);
+  add_interval(take_snapshot(fs_, processes_, core::Clock::now()), true);
   if (last_interval_) folded_.add(*last_interval_);
   core::ResourceUse use = folded_.result();
   folded_ = UseFold();
@@ -777,7 +823,7 @@ void UseSampler::run() {
   for (;;) {
     if (wake_.wait_until(lock, next, [this] { return stop_requested_; })) return;
     lock.unlock();
-    add_interval(take_snapshot(fs_, server_pid_, core::Clock::now()), false);
+    add_interval(take_snapshot(fs_, processes_, core::Clock::now()), false);
     next += interval_;
     // Fell behind (a stalled host): the next snapshot is one interval from now, not a burst.
     if (next <= last_.at) next = last_.at + interval_;

@@ -102,6 +102,34 @@ struct TaskTicks {
   uint64_t cpu_ticks = 0;
 };
 
+// Raw counters of one process of the target at one instant.
+struct ProcessCounters {
+  std::string name;                   // as asked (WatchedProcess::name)
+  int pid = 0;                        // the pid asked for, readable or not
+  std::optional<uint64_t> cpu_ticks;  // utime + stime
+  std::vector<TaskTicks> tasks;       // empty when unreadable or above kMaxServerTasks
+  std::optional<int> threads;         // status "Threads:"
+  std::optional<int> cpus_allowed;    // status "Cpus_allowed_list:", counted
+  std::optional<uint64_t> rss_bytes;  // status "VmRSS:" * 1024
+};
+
+// The target's processes to follow: the server knee sends to, and those behind it (a
+// balancer's replicas), each with the name the report gives it.
+struct WatchedProcess {
+  std::string name;  // "" for a bare --server-pid; "nginx", "app1" for a lab stack's parts
+  int pid = 0;
+};
+struct WatchedProcesses {
+  std::optional<WatchedProcess> server;
+  std::vector<WatchedProcess> backends;
+  // Just a server, unnamed, when its pid is known.
+  static WatchedProcesses server_only(std::optional<int> pid) {
+    WatchedProcesses w;
+    if (pid) w.server = WatchedProcess{"", *pid};
+    return w;
+  }
+};
+
 // Raw counters of the host at one instant. Empty optionals and vectors: not readable.
 struct UseSnapshot {
   core::TimePoint at{};             // steady_clock instant the snapshot was taken
@@ -113,12 +141,8 @@ struct UseSnapshot {
   std::optional<uint64_t> io_pressure_some_us;
   std::optional<uint64_t> memory_pressure_some_us;
 
-  std::optional<int> server_pid;             // the pid asked for, readable or not
-  std::optional<uint64_t> server_cpu_ticks;  // utime + stime
-  std::vector<TaskTicks> server_tasks;       // empty when unreadable or above kMaxServerTasks
-  std::optional<int> server_threads;         // status "Threads:"
-  std::optional<int> server_cpus_allowed;    // status "Cpus_allowed_list:", counted
-  std::optional<uint64_t> server_rss_bytes;  // status "VmRSS:" * 1024
+  std::optional<ProcessCounters> server;  // the server asked for, readable or not
+  std::vector<ProcessCounters> backends;  // the processes behind it, in the order asked
 
   std::vector<DiskCounters> disks;  // whole devices only, in /proc/diskstats order
   std::vector<NetCounters> nets;    // in /proc/net/dev order
@@ -130,8 +154,14 @@ struct UseSnapshot {
 };
 
 // Reads every counter above from the host behind `fs`, stamping the snapshot with `now`.
-// server_pid: the server process to follow, if known. Never fails; see the header comment.
-UseSnapshot take_snapshot(const FsReader& fs, std::optional<int> server_pid, core::TimePoint now);
+// processes: the target's processes to follow (none, a server, the processes behind it). Never
+// fails; see the header comment.
+UseSnapshot take_snapshot(const FsReader& fs, const WatchedProcesses& processes,
+                          core::TimePoint now);
+inline UseSnapshot take_snapshot(const FsReader& fs, std::optional<int> server_pid,
+                                 core::TimePoint now) {
+  return take_snapshot(fs, WatchedProcesses::server_only(server_pid), now);
+}
 
 // The figures of the interval from `a` to `b` (b taken after a), as one interval of a
 // core::ResourceUse: rates per second of b.at - a.at, max fields equal to the figure itself,
@@ -178,9 +208,11 @@ class UseSampler {
   UseSampler& operator=(const UseSampler&) = delete;
   ~UseSampler();  // stops a running sampler and discards its figures
 
-  // Takes the first snapshot and starts the background thread. server_pid: the server process
-  // to follow, if known. Calling start() while running is a broken invariant (assert).
-  void start(std::optional<int> server_pid);
+  // Takes the first snapshot and starts the background thread. processes: the target's
+  // processes to follow, if known. Calling start() while running is a broken invariant
+  // (assert).
+  void start(WatchedProcesses processes);
+  void start(std::optional<int> server_pid) { start(WatchedProcesses::server_only(server_pid)); }
 
   // Wakes the background thread, joins it, takes the last snapshot and returns the figures of
   // the window since start(). Returns promptly: the thread sleeps on a condition variable.
@@ -196,7 +228,7 @@ class UseSampler {
 
   FsReader fs_;
   std::chrono::milliseconds interval_;
-  std::optional<int> server_pid_;
+  WatchedProcesses processes_;
 
   std::mutex mu_;
   std::condition_variable wake_;

@@ -28,6 +28,45 @@ std::optional<double> known(double v) {
   return std::isfinite(v) ? std::optional<double>(v) : std::nullopt;
 }
 
+ServerFigures process_figures(const core::ProcessUse& p) {
+  ServerFigures f;
+  f.pid = p.pid;
+  f.cpu_pct = known(p.cpu_pct);
+  f.busiest_thread_cpu_pct = known(p.busiest_thread_cpu_pct);
+  f.threads = p.threads;
+  f.rss_bytes = known(p.rss_bytes);
+  if (!p.name.empty()) f.name = p.name;
+  f.requests = known(p.requests);
+  return f;
+}
+
+// D = U / X of the server and each process behind it; the largest is the bottleneck.
+std::optional<DemandFigures> service_demand(const core::ResourceUse& u, double throughput_rps) {
+  std::vector<const core::ProcessUse*> processes = {&*u.server};
+  for (const core::ProcessUse& b : u.backends) processes.push_back(&b);
+  const core::ProcessUse* bottleneck = nullptr;
+  double max_ns = 0, total_ns = 0;
+  for (const core::ProcessUse* p : processes) {
+    if (!core::is_known(p->cpu_pct)) continue;
+    const double ns = p->cpu_pct / 100.0 / throughput_rps * 1e9;
+    total_ns += ns;
+    if (bottleneck == nullptr || ns > max_ns) {
+      bottleneck = p;
+      max_ns = ns;
+    }
+  }
+  if (bottleneck == nullptr || !(max_ns > 0)) return std::nullopt;
+  DemandFigures d;
+  d.cpu_demand_ns = max_ns;
+  d.cpu_bound_rps = 1e9 / max_ns;
+  if (!u.backends.empty()) {
+    d.process = bottleneck->name.empty() ? "server" : bottleneck->name;
+    d.total_cpu_demand_ns = total_ns;
+    d.total_cpu_bound_rps = static_cast<double>(u.cpu_busy_pct.size()) * 1e9 / total_ns;
+  }
+  return d;
+}
+
 ResourceFigures resource_figures(const core::ResourceUse& u) {
   ResourceFigures f;
   f.window_s = u.window_s;
@@ -51,11 +90,8 @@ ResourceFigures resource_figures(const core::ResourceUse& u) {
   f.listen_drops_per_s = known(u.listen_drops_per_s);
   f.mem_available_bytes = known(u.mem_available_bytes);
   f.memory_pressure_some_pct = known(u.memory_pressure_some_pct);
-  if (u.server) {
-    f.server = ServerFigures{u.server->pid, known(u.server->cpu_pct),
-                             known(u.server->busiest_thread_cpu_pct), u.server->threads,
-                             known(u.server->rss_bytes)};
-  }
+  if (u.server) f.server = process_figures(*u.server);
+  for (const core::ProcessUse& b : u.backends) f.backends.push_back(process_figures(b));
   return f;
 }
 
@@ -611,8 +647,7 @@ SweepDocument analyse_sweep(std::string target, std::string started_at, LoadPara
     const core::RunResult& run = (*it)[median_index(*it)];
     if (run.use && run.use->server && core::is_known(run.use->server->cpu_pct) &&
         run.throughput_rps() > 0) {
-      const double demand_ns = run.use->server->cpu_pct / 100.0 / run.throughput_rps() * 1e9;
-      if (demand_ns > 0) d.service_demand = DemandFigures{demand_ns, 1e9 / demand_ns};
+      d.service_demand = service_demand(*run.use, run.throughput_rps());
       break;
     }
   }

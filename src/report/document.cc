@@ -150,6 +150,8 @@ void describe(Io& io, ServerFigures& s) {
   io.nullable("busiest_thread_cpu_pct", s.busiest_thread_cpu_pct);
   io("threads", s.threads);
   io.nullable("rss_bytes", s.rss_bytes);
+  io.omittable("name", s.name);
+  io.omittable("requests", s.requests);
 }
 
 template <class Io>
@@ -191,6 +193,7 @@ void describe(Io& io, ResourceFigures& r) {
   io.nullable("mem_available_bytes", r.mem_available_bytes);
   io.nullable("memory_pressure_some_pct", r.memory_pressure_some_pct);
   io.omittable("server", r.server);
+  io.omit_empty("backends", r.backends);
 }
 
 template <class Io>
@@ -437,6 +440,9 @@ template <class Io>
 void describe(Io& io, DemandFigures& d) {
   io("cpu_demand_ns", d.cpu_demand_ns);
   io("cpu_bound_rps", d.cpu_bound_rps);
+  io.omittable("process", d.process);
+  io.omittable("total_cpu_demand_ns", d.total_cpu_demand_ns);
+  io.omittable("total_cpu_bound_rps", d.total_cpu_bound_rps);
 }
 
 template <class Io>

@@ -94,12 +94,15 @@ struct IntervalFigures {
   bool operator==(const IntervalFigures&) const = default;
 };
 
+// A process of the target (core::ProcessUse): the server, or one behind it.
 struct ServerFigures {
   int pid = 0;
   std::optional<double> cpu_pct;  // % of one core
   std::optional<double> busiest_thread_cpu_pct;
   int threads = 0;
   std::optional<double> rss_bytes;
+  std::optional<std::string> name;  // "nginx", "app2": a lab stack's part; absent otherwise
+  std::optional<double> requests;   // requests it answered in the window, from its /health
   bool operator==(const ServerFigures&) const = default;
 };
 
@@ -130,6 +133,7 @@ struct ResourceFigures {
   std::optional<double> tcp_retrans_per_s, listen_overflows_per_s, listen_drops_per_s;
   std::optional<double> mem_available_bytes, memory_pressure_some_pct;
   std::optional<ServerFigures> server;  // with a known server process
+  std::vector<ServerFigures> backends;  // the processes behind it (--stack), in stack order
   bool operator==(const ResourceFigures&) const = default;
 };
 
@@ -405,9 +409,16 @@ struct KneedleFigures {
   bool operator==(const KneedleFigures&) const = default;
 };
 
+// The utilisation law's bound (Lazowska et al., Quantitative System Performance, 1984, ch. 5:
+// X <= 1 / D_max, D = U / X): CPU per request of the target's busiest process, and with
+// processes behind the server (--stack), of all of them together on the host's CPUs
+// (X <= CPUs / sum D).
 struct DemandFigures {
-  double cpu_demand_ns = 0;
-  double cpu_bound_rps = 0;
+  double cpu_demand_ns = 0;                   // D of the bottleneck process, ns of CPU per request
+  double cpu_bound_rps = 0;                   // 1 / D
+  std::optional<std::string> process;         // the bottleneck's name, with a stack
+  std::optional<double> total_cpu_demand_ns;  // sum of D over the stack's processes
+  std::optional<double> total_cpu_bound_rps;  // host CPUs / sum D
   bool operator==(const DemandFigures&) const = default;
 };
 

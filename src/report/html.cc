@@ -647,6 +647,48 @@ std::string endpoints_table(const PageInput& page) {
   return out + "</tbody>\n</table>\n";
 }
 
+// The target's processes behind a balancer (--stack) at every level: CPU, and the requests
+// each replica answered with its share (balanced counts beside the latency they bought).
+std::string processes_table(const PageInput& page) {
+  const std::vector<Level>& levels = page.levels;
+  auto resources = [](const Level& l) -> const ResourceFigures* {
+    return l.f->median.resources ? &*l.f->median.resources : nullptr;
+  };
+  if (levels.empty() || resources(levels.front()) == nullptr ||
+      resources(levels.front())->backends.empty()) {
+    return "";
+  }
+  std::string out = "<table class=\"summary processes\">\n<thead><tr>";
+  std::vector<std::string> head;
+  if (page.sweep) head.push_back(levels.front().open ? "rate (req/s)" : "concurrency");
+  head.insert(head.end(),
+              {"process", "pid", "CPU (% of one core)", "busiest thread (%)", "requests", "share"});
+  for (const std::string& h : head) out += "<th>" + esc(h) + "</th>";
+  out += "</tr></thead>\n<tbody>\n";
+  auto pct = [](const std::optional<double>& v) { return v ? fixed(*v, 0) : std::string("-"); };
+  for (const Level& l : levels) {
+    const ResourceFigures* r = resources(l);
+    if (r == nullptr) continue;
+    double total = 0;
+    for (const ServerFigures& b : r->backends) total += b.requests.value_or(0);
+    std::vector<std::pair<const ServerFigures*, bool>> rows;
+    if (r->server) rows.emplace_back(&*r->server, false);
+    for (const ServerFigures& b : r->backends) rows.emplace_back(&b, true);
+    for (const auto& [p, counted] : rows) {
+      const bool known = counted && p->requests;
+      out += "<tr>";
+      if (page.sweep) out += "<td>" + fixed(l.x, 0) + "</td>";
+      out += "<td class=\"name\">" + esc(p->name.value_or("server")) + "</td><td>" +
+             std::to_string(p->pid) + "</td><td>" + pct(p->cpu_pct) + "</td><td>" +
+             pct(p->busiest_thread_cpu_pct) + "</td><td>" + (known ? fixed(*p->requests, 0) : "-") +
+             "</td><td>" +
+             (known && total > 0 ? fixed(100 * *p->requests / total, 1) + " %" : "-") +
+             "</td></tr>\n";
+    }
+  }
+  return out + "</tbody>\n</table>\n";
+}
+
 std::vector<std::string> sweep_verdicts(const PageInput& page) {
   const SweepDocument& doc = *page.doc;
   const std::vector<Level>& levels = page.levels;
@@ -682,10 +724,18 @@ std::vector<std::string> sweep_verdicts(const PageInput& page) {
   if (doc.service_demand) {
     double best = 0;
     for (const Level& l : levels) best = std::max(best, l.throughput_rps);
-    v.push_back(fmt::format(
-        "server CPU per request D = U / X = {:.3f} ms: the CPU alone bounds throughput at "
-        "1/D = {:.0f} req/s (measured maximum {:.0f} req/s)",
-        doc.service_demand->cpu_demand_ns / 1e6, doc.service_demand->cpu_bound_rps, best));
+    const DemandFigures& sd = *doc.service_demand;
+    v.push_back(
+        fmt::format("{} CPU per request D = U / X = {:.3f} ms: the CPU alone bounds throughput at "
+                    "1/D = {:.0f} req/s (measured maximum {:.0f} req/s)",
+                    sd.process ? "busiest process's (" + *sd.process + ")" : std::string("server"),
+                    sd.cpu_demand_ns / 1e6, sd.cpu_bound_rps, best));
+    if (sd.total_cpu_demand_ns && sd.total_cpu_bound_rps) {
+      v.push_back(fmt::format(
+          "all the stack's processes together: sum D = {:.3f} ms per request; the host's CPUs "
+          "bound them at {:.0f} req/s",
+          *sd.total_cpu_demand_ns / 1e6, *sd.total_cpu_bound_rps));
+    }
   }
   std::vector<std::string> broken;
   for (const Level& l : levels) {
@@ -858,6 +908,9 @@ std::string render_page(const PageInput& in) {
           "</h2>\n" + summary_table(in) + "</section>\n";
   if (const std::string endpoints = endpoints_table(in); !endpoints.empty()) {
     body += "<section class=\"table\">\n<h2>Per endpoint</h2>\n" + endpoints + "</section>\n";
+  }
+  if (const std::string processes = processes_table(in); !processes.empty()) {
+    body += "<section class=\"table\">\n<h2>Per process</h2>\n" + processes + "</section>\n";
   }
   return page(title, body, host_section(*in.host), data);
 }

@@ -138,6 +138,12 @@ int connections_of(const RunFigures& r) {
   return r.concurrency ? *r.concurrency : r.max_connections.value_or(0);
 }
 
+// A sweep level by what it set: "rate 2000 req/s" or "concurrency 16".
+std::string level_label(const RunFigures& r) {
+  return r.open ? fmt::format("rate {:.0f} req/s", r.open->target_rate_rps)
+                : fmt::format("concurrency {}", connections_of(r));
+}
+
 // --no-keepalive: what a latency then holds.
 std::string keepalive_text(const LoadParams& params, bool open) {
   if (!params.new_connection_per_request.value_or(false)) return "";
@@ -266,6 +272,29 @@ std::string endpoints_text(const std::vector<EndpointFigures>& endpoints, std::s
   return render_table(rows, {true});
 }
 
+// The target's processes (--stack): the server first, then those behind it, with their CPU and,
+// for the replicas, the requests each answered and its share of them (seed 002: balanced
+// counts are no proof of balanced latency). Empty without processes behind the server.
+std::string processes_text(const std::optional<ResourceFigures>& resources,
+                           std::string_view indent) {
+  if (!resources || resources->backends.empty()) return "";
+  double total = 0;
+  for (const ServerFigures& b : resources->backends) total += b.requests.value_or(0);
+  std::vector<std::vector<std::string>> rows;
+  rows.push_back(
+      {std::string(indent) + "process", "pid", "CPU", "busiest thread", "requests", "share"});
+  auto row = [&](const ServerFigures& p, bool counted) {
+    const bool known = counted && p.requests;
+    rows.push_back({std::string(indent) + p.name.value_or("server"), std::to_string(p.pid),
+                    pct_text(p.cpu_pct), pct_text(p.busiest_thread_cpu_pct),
+                    known ? fmt::format("{:.0f}", *p.requests) : "-",
+                    known && total > 0 ? fmt::format("{:.1f}%", 100 * *p.requests / total) : "-"});
+  };
+  if (resources->server) row(*resources->server, false);
+  for (const ServerFigures& b : resources->backends) row(b, true);
+  return render_table(rows, {true});
+}
+
 std::string load_line(const LoadParams& params) {
   if (params.mix) return fmt::format("--mix '{}' {}", *params.mix, params.url);
   return fmt::format("{} {}", params.method, params.url);
@@ -387,6 +416,11 @@ std::string render_run_text(const RunDocument& doc) {
     out += fmt::format("  per endpoint{}:\n", k > 1 ? " (the median run)" : "");
     out += endpoints_text(*r.endpoints, "    ");
   }
+  if (std::string procs = processes_text(r.resources, "    "); !procs.empty()) {
+    out +=
+        fmt::format("  per process{} (CPU in % of one core):\n", k > 1 ? " (the median run)" : "");
+    out += procs;
+  }
   out += transfer_text(r.bytes);
   if (r.connects && r.connects->opened > 0) out += connects_text(*r.connects);
   if (r.open) out += open_loop_text(r);
@@ -494,22 +528,23 @@ std::string render_sweep_text(const SweepDocument& doc) {
     out += "per endpoint at each level (its median run):\n";
     for (const LevelFigures& level : doc.levels) {
       if (!level.median.endpoints) continue;
-      out += fmt::format("  {}\n",
-                         level.median.open
-                             ? fmt::format("rate {:.0f} req/s", level.median.open->target_rate_rps)
-                             : fmt::format("concurrency {}", connections_of(level.median)));
+      out += fmt::format("  {}\n", level_label(level.median));
       out += endpoints_text(*level.median.endpoints, "    ");
+    }
+  }
+  if (!doc.levels.empty() && doc.levels.front().median.resources &&
+      !doc.levels.front().median.resources->backends.empty()) {
+    out += "per process at each level (its median run; CPU in % of one core):\n";
+    for (const LevelFigures& level : doc.levels) {
+      out += fmt::format("  {}\n", level_label(level.median));
+      out += processes_text(level.median.resources, "    ");
     }
   }
   out += sweep_tls_text(doc);
   out += sweep_h2_text(doc);
   for (const LevelFigures& level : doc.levels) {
     for (const std::string& note : level.notes) {
-      out += fmt::format("note at {}: {}\n",
-                         level.median.open
-                             ? fmt::format("rate {:.0f} req/s", level.median.open->target_rate_rps)
-                             : fmt::format("concurrency {}", connections_of(level.median)),
-                         note);
+      out += fmt::format("note at {}: {}\n", level_label(level.median), note);
     }
   }
   out += "\n";
@@ -525,9 +560,7 @@ std::string render_sweep_text(const SweepDocument& doc) {
                           : doc.knee.saturated_index && *doc.knee.saturated_index != *doc.knee.index
                               ? "where the server fell behind"
                               : "at the knee";
-      out += fmt::format("saturated resource {} ({}): {}: {}\n", where,
-                         open ? fmt::format("rate {:.0f} req/s", run.open->target_rate_rps)
-                              : fmt::format("concurrency {}", connections_of(run)),
+      out += fmt::format("saturated resource {} ({}): {}: {}\n", where, level_label(run),
                          level.saturated->resource, level.saturated->detail);
       out += fmt::format("  {}\n", level.saturated->rule);
     }
@@ -551,10 +584,18 @@ std::string render_sweep_text(const SweepDocument& doc) {
     for (const LevelFigures& level : doc.levels) {
       best = std::max(best, level.ranges.throughput_rps.median);
     }
+    const DemandFigures& sd = *doc.service_demand;
     out += fmt::format(
-        "server CPU service demand D = U / X = {:.3f} ms per request: bound 1/D = {:.0f} req/s "
+        "{} CPU service demand D = U / X = {:.3f} ms per request: bound 1/D = {:.0f} req/s "
         "(measured maximum {:.0f} req/s)\n",
-        doc.service_demand->cpu_demand_ns / 1e6, doc.service_demand->cpu_bound_rps, best);
+        sd.process ? "busiest process's (" + *sd.process + ")" : std::string("server"),
+        sd.cpu_demand_ns / 1e6, sd.cpu_bound_rps, best);
+    if (sd.total_cpu_demand_ns && sd.total_cpu_bound_rps) {
+      out += fmt::format(
+          "  all the stack's processes together: sum D = {:.3f} ms per request; the host's CPUs "
+          "bound them at {:.0f} req/s\n",
+          *sd.total_cpu_demand_ns / 1e6, *sd.total_cpu_bound_rps);
+    }
   }
   bool all_hold = true;
   for (const LevelFigures& level : doc.levels) all_hold = all_hold && level.little.holds;

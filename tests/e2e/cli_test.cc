@@ -86,6 +86,14 @@ INSTANTIATE_TEST_SUITE_P(
         // Regressions (issue 11): flags that did nothing.
         BadInput{{"run", "http://127.0.0.1:1/", "--server-pid", "999999999"}, "--server-pid"},
         BadInput{{"sweep", "http://127.0.0.1:1/", "--server-pid", "999999999"}, "--server-pid"},
+        // --stack: the stack knee lab up started, so a folder without one is bad input.
+        BadInput{{"run", "http://127.0.0.1:1/", "--stack", "--lab-state", "/nonexistent/knee"},
+                 "--stack: no lab is up in /nonexistent/knee/stack"},
+        BadInput{{"run", "http://127.0.0.1:1/", "--lab-state", "/tmp"}, "--lab-state"},
+        BadInput{{"sweep", "--stack"}, "--stack: only with a URL"},
+        BadInput{{"run", "http://127.0.0.1:1/", "--stack", "--server-pid", "1"},
+                 "--server-pid and --stack"},
+        BadInput{{"run", "--stack", "--scenario", "name=a url=http://127.0.0.1:1/"}, "--stack"},
         BadInput{{"run", "http://127.0.0.1:1/", "--arrival", "poisson"}, "--arrival"},
         BadInput{{"run", "http://127.0.0.1:1/", "--seed", "7"}, "--seed"},
         BadInput{{"run", "http://127.0.0.1:1/", "--strict"}, "--strict"},

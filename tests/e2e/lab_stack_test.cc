@@ -11,6 +11,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -35,21 +36,32 @@ bool alive(pid_t pid) {
   return close != std::string::npos && close + 2 < text.size() && text[close + 2] != 'Z';
 }
 
-// Every running `knee serve ... --instance` this binary started: lab replicas.
-std::vector<pid_t> lab_replicas() {
+// Every running process whose command line (NUL-separated arguments) `matches`.
+std::vector<pid_t> processes_where(const std::function<bool(const std::string&)>& matches) {
   std::vector<pid_t> out;
   for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
     const std::string name = entry.path().filename();
     if (name.find_first_not_of("0123456789") != std::string::npos) continue;
     std::ifstream in(entry.path() / "cmdline");
     std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (cmdline.starts_with(std::string(KNEE_BINARY) + '\0' + "serve") &&
-        cmdline.find(std::string("--instance") + '\0' + "app") != std::string::npos &&
-        alive(std::stoi(name))) {
-      out.push_back(std::stoi(name));
-    }
+    if (matches(cmdline) && alive(std::stoi(name))) out.push_back(std::stoi(name));
   }
   return out;
+}
+
+// Every running `knee serve ... --instance` this binary started: lab replicas.
+std::vector<pid_t> lab_replicas() {
+  return processes_where([](const std::string& cmdline) {
+    return cmdline.starts_with(std::string(KNEE_BINARY) + '\0' + "serve") &&
+           cmdline.find(std::string("--instance") + '\0' + "app") != std::string::npos;
+  });
+}
+
+// Every running process whose command line is exactly `argv`.
+std::vector<pid_t> processes_running(const std::vector<std::string>& argv) {
+  std::string wanted;
+  for (const std::string& a : argv) wanted += a + '\0';
+  return processes_where([&](const std::string& cmdline) { return cmdline == wanted; });
 }
 
 class LabStack : public ::testing::Test {
@@ -163,23 +175,96 @@ TEST_F(LabStack, StatusNoticesAKilledReplicaAndDownStillCleansUp) {
 
 // Seed 002's lesson 3: a slow node gets its equal share under round robin, and far less under
 // least_conn, which sends each request where the fewest are in flight.
+// With --stack the run's report follows the balancer and each replica: requests per node from
+// their /health, CPU per process, and the verdict names the replica that saturated.
 TEST_F(LabStack, LeastConnSendsTheSlowReplicaLessThanRoundRobinDoes) {
   std::map<std::string, std::vector<long long>> served;
+  std::map<std::string, json> level;
   for (const char* balance : {"round_robin", "least_conn"}) {
     auto r = up({"--replicas", "2", "--balance", balance, "--replica-cost", "app2=cpu:2ms"});
     ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
-    auto run =
-        run_process({KNEE_BINARY, "run", "http://127.0.0.1:" + std::to_string(port_) + "/fast",
-                     "-c", "8", "-d", "1s", "-w", "0"});
+    const std::string out = dir_.path() + "/" + balance + ".json";
+    auto run = run_process({KNEE_BINARY, "run",
+                            "http://127.0.0.1:" + std::to_string(port_) + "/fast", "-c", "8", "-d",
+                            "1s", "-w", "0", "--stack", "--lab-state", dir_.path(), "--json", out});
     EXPECT_EQ(run.exit_code, 0) << run.err;
     const json s = stack();
     for (size_t i = 0; i < 2; ++i) served[balance].push_back(requests_of(s["parts"][i]["port"]));
+    std::ifstream in(out);
+    level[balance] = json::parse(in, nullptr, false);  // a run's figures are top-level
     ASSERT_EQ(run_process({KNEE_BINARY, "lab", "down", "--state", dir_.path()}).exit_code, 0);
   }
   const auto& rr = served["round_robin"];
   const auto& lc = served["least_conn"];
   EXPECT_NEAR(static_cast<double>(rr[0]), static_cast<double>(rr[1]), 2.0) << "equal counts";
   EXPECT_LT(lc[1] * 3, lc[0]) << "app2 (2 ms per request) got " << lc[1] << " of " << lc[0] + lc[1];
+
+  for (const auto& [balance, l] : level) {
+    SCOPED_TRACE(balance);
+    ASSERT_TRUE(l.is_object()) << "no JSON report";
+    const json& resources = l["resources"];
+    EXPECT_EQ(resources["server"].value("name", ""), "nginx") << resources.dump();
+    ASSERT_EQ(resources["backends"].size(), 2u) << resources.dump();
+    double total = 0;
+    for (const json& b : resources["backends"]) {
+      ASSERT_TRUE(b.contains("requests")) << b.dump();
+      total += b["requests"].get<double>();
+    }
+    // The replicas' books against the client's: /health is read just after the measured phase
+    // starts and just after it ends, so a few requests in flight at either edge may fall apart.
+    const double ok = l["ok"].get<double>();
+    EXPECT_NEAR(total, ok, 0.02 * ok + 16) << resources.dump();
+  }
+  // Round robin: app2's CPU, at 2 ms per request, is what saturated, and the verdict says so.
+  const json& verdict = level["round_robin"]["saturated"];
+  EXPECT_EQ(verdict.value("resource", ""), "cpu") << verdict.dump();
+  EXPECT_TRUE(verdict.value("detail", "").starts_with("app2")) << verdict.dump();
+  const json& rr_backends = level["round_robin"]["resources"]["backends"];
+  EXPECT_NEAR(rr_backends[0]["requests"].get<double>(), rr_backends[1]["requests"].get<double>(),
+              16.0)
+      << "balanced counts in the report too";
+}
+
+// Issue 14's scale-out: the same sweep through the balancer with 1 and then 3 replicas (each
+// burning 1 ms of CPU per request). One replica saturates its core and is named; three share
+// the host's CPUs, which then saturate together, and the curve's ceiling rises.
+TEST_F(LabStack, ASweepThroughMoreReplicasRaisesTheCeilingAndNamesWhatSaturated) {
+  if (std::thread::hardware_concurrency() < 2) GTEST_SKIP() << "needs 2 CPUs";
+  std::map<int, json> sweeps;
+  for (int replicas : {1, 3}) {
+    std::vector<std::string> argv = {"--replicas", std::to_string(replicas)};
+    for (int i = 1; i <= replicas; ++i) {
+      argv.insert(argv.end(), {"--replica-cost", "app" + std::to_string(i) + "=cpu:1ms"});
+    }
+    auto r = up(argv);
+    ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+    const std::string out = dir_.path() + "/sweep" + std::to_string(replicas) + ".json";
+    auto sweep =
+        run_process({KNEE_BINARY, "sweep", "http://127.0.0.1:" + std::to_string(port_) + "/fast",
+                     "--levels", "1,4,16", "-d", "1s", "-w", "200ms", "--stack", "--lab-state",
+                     dir_.path(), "--json", out});
+    EXPECT_EQ(sweep.exit_code, 0) << sweep.out << sweep.err;
+    EXPECT_NE(sweep.out.find("per process at each level"), std::string::npos) << sweep.out;
+    std::ifstream in(out);
+    sweeps[replicas] = json::parse(in, nullptr, false);
+    ASSERT_EQ(run_process({KNEE_BINARY, "lab", "down", "--state", dir_.path()}).exit_code, 0);
+  }
+  auto ceiling = [](const json& doc) {
+    double best = 0;
+    for (const json& l : doc["levels"]) best = std::max(best, l["throughput_rps"].get<double>());
+    return best;
+  };
+  ASSERT_TRUE(sweeps[1].is_object() && sweeps[3].is_object());
+  EXPECT_GT(ceiling(sweeps[3]), 1.3 * ceiling(sweeps[1]))
+      << ceiling(sweeps[1]) << " req/s with 1 replica, " << ceiling(sweeps[3]) << " with 3";
+  const json& one = sweeps[1]["levels"].back()["saturated"];
+  EXPECT_EQ(one.value("resource", ""), "cpu") << one.dump();
+  EXPECT_TRUE(one.value("detail", "").starts_with("app1")) << one.dump();
+  const json& three = sweeps[3]["levels"].back();
+  EXPECT_EQ(three["saturated"].value("resource", ""), "cpu") << three["saturated"].dump();
+  EXPECT_EQ(three["resources"]["backends"].size(), 3u);
+  ASSERT_TRUE(sweeps[3]["service_demand"].is_object()) << sweeps[3].dump();
+  EXPECT_TRUE(sweeps[3]["service_demand"].contains("total_cpu_bound_rps"));
 }
 
 // The load's result while `knee lab deploy MODE` replaces both replicas mid-run.
@@ -233,6 +318,36 @@ TEST_F(LabStack, AnAbruptDeployWithoutRetriesShowsItsBurstOfErrorsInTheTimeline)
   EXPECT_EQ(in_timeline, errors) << "the timeline places every error in its second";
   EXPECT_EQ(run_process({KNEE_BINARY, "lab", "down", "--state", dir_.path()}).exit_code, 0);
   EXPECT_TRUE(lab_replicas().empty());
+}
+
+// Ctrl-C while the stack comes up: knee lab up stops what it started and exits 130. The
+// "balancer" here never answers (sleep(1) under the name nginx, which knee lab checks before
+// it signals a part), so the interrupt lands, every time, after the replicas are up and while
+// it waits for the balancer.
+TEST_F(LabStack, AnInterruptedUpStopsEveryPartItStarted) {
+  std::filesystem::create_directories(dir_.path() + "/fake");
+  const std::string sleeper = dir_.path() + "/fake/nginx";
+  std::filesystem::copy_file("/bin/sleep", sleeper);
+  const std::string fake = dir_.path() + "/nginx-never-answers";
+  {
+    std::ofstream script(fake);
+    script << "#!/bin/sh\nexec " << sleeper << " 29.5\n";
+  }
+  std::filesystem::permissions(fake, std::filesystem::perms::owner_all);
+  testing::BackgroundProcess up({KNEE_BINARY, "lab", "up", "--state", dir_.path(), "--port",
+                                 std::to_string(port_), "--replicas", "2", "--nginx", fake});
+  EXPECT_NE(up.first_line().find("lab up: starting 2 replicas"), std::string::npos)
+      << up.first_line();
+  for (int i = 0; i < 500 && processes_running({sleeper, "29.5"}).empty(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ASSERT_FALSE(processes_running({sleeper, "29.5"}).empty()) << "the balancer never started";
+  EXPECT_EQ(lab_replicas().size(), 2u) << "both replicas up before the balancer";
+  EXPECT_EQ(up.terminate(std::chrono::seconds(20), SIGINT), 130);
+  EXPECT_TRUE(lab_replicas().empty());
+  EXPECT_TRUE(processes_running({sleeper, "29.5"}).empty());
+  EXPECT_FALSE(std::filesystem::exists(dir_.path() + "/stack/stack.json"))
+      << "nothing is up, so nothing is recorded";
 }
 
 TEST_F(LabStack, ABalancerThatCannotStartStopsTheReplicasAndSaysWhy) {

@@ -86,5 +86,16 @@ TEST(ReadStack, AStackFileKneeDidNotWriteIsAnErrorNotAThrow) {
   std::filesystem::remove_all(dir);
 }
 
+// A CPU each for the balancer and every replica, and one left for the load; else none pinned.
+TEST(CpuPlan, PinsEachPartWhenThereAreEnoughCpusAndNoneOtherwise) {
+  EXPECT_EQ(cpu_plan({0, 1, 2, 3, 4}, 3), (std::vector<int>{1, 2, 3, 0}));
+  EXPECT_EQ(cpu_plan({2, 5, 6, 7, 9, 11}, 3), (std::vector<int>{5, 6, 7, 2}))
+      << "the CPUs this process may use, in order, not 0..N";
+  EXPECT_EQ(cpu_plan({0, 1, 2, 3}, 3), (std::vector<int>{-1, -1, -1, -1}))
+      << "4 CPUs for 3 replicas and a balancer leave none for the load";
+  EXPECT_EQ(cpu_plan({0, 1}, 1), (std::vector<int>{-1, -1})) << "this 2-CPU machine";
+  EXPECT_EQ(cpu_plan({0, 1, 2}, 1), (std::vector<int>{1, 0}));
+}
+
 }  // namespace
 }  // namespace knee::lab

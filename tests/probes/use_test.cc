@@ -82,13 +82,14 @@ TEST(TakeSnapshot, ReadsPressureProcessTcpAndMemoryCounters) {
   EXPECT_EQ(p.before.cpu_pressure_some_us, 1000000u);
   EXPECT_EQ(p.before.io_pressure_some_us, 100000u);  // "some", not "full"
   EXPECT_EQ(p.before.memory_pressure_some_us, 2000u);
-  EXPECT_EQ(p.before.server_pid, kServerPid);
-  EXPECT_EQ(p.before.server_cpu_ticks, 1200u);  // "(knee (lab) x)": fields after the last ')'
-  EXPECT_EQ(p.before.server_threads, 3);
-  EXPECT_EQ(p.before.server_rss_bytes, 10240u * 1024);
-  EXPECT_EQ(p.before.server_cpus_allowed, 1) << "Cpus_allowed_list, not the Cpus_allowed mask";
-  EXPECT_EQ(p.before.server_tasks.size(), 3u);
-  EXPECT_EQ(p.after.server_tasks.size(), 4u);
+  ASSERT_TRUE(p.before.server.has_value());
+  EXPECT_EQ(p.before.server->pid, kServerPid);
+  EXPECT_EQ(p.before.server->cpu_ticks, 1200u);  // "(knee (lab) x)": fields after the last ')'
+  EXPECT_EQ(p.before.server->threads, 3);
+  EXPECT_EQ(p.before.server->rss_bytes, 10240u * 1024);
+  EXPECT_EQ(p.before.server->cpus_allowed, 1) << "Cpus_allowed_list, not the Cpus_allowed mask";
+  EXPECT_EQ(p.before.server->tasks.size(), 3u);
+  EXPECT_EQ(p.after.server->tasks.size(), 4u);
   EXPECT_EQ(p.before.tcp_retrans_segs, 100u);
   EXPECT_EQ(p.before.tcp_listen_overflows, 5u);
   EXPECT_EQ(p.before.tcp_listen_drops, 5u);
@@ -124,8 +125,9 @@ TEST(TakeSnapshot, MissingRootGivesEmptyCountersNotErrors) {
   EXPECT_FALSE(s.cpu_all.has_value());
   EXPECT_TRUE(s.cpus.empty());
   EXPECT_FALSE(s.cpu_pressure_some_us.has_value());
-  EXPECT_EQ(s.server_pid, kServerPid);
-  EXPECT_FALSE(s.server_cpu_ticks.has_value());
+  ASSERT_TRUE(s.server.has_value());
+  EXPECT_EQ(s.server->pid, kServerPid);
+  EXPECT_FALSE(s.server->cpu_ticks.has_value());
   EXPECT_TRUE(s.disks.empty());
   EXPECT_TRUE(s.nets.empty());
   EXPECT_FALSE(s.tcp_retrans_segs.has_value());
@@ -198,6 +200,42 @@ TEST(UseBetween, ServerProcessCpuThreadsAndRss) {
   EXPECT_DOUBLE_EQ(u.server->busiest_thread_cpu_pct, std::min(100.0, 97.0 / ticks * 100));
   EXPECT_EQ(u.server->threads, 4);
   EXPECT_DOUBLE_EQ(u.server->rss_bytes, 20480.0 * 1024);
+}
+
+// The processes behind a balancer: each followed on its own, by name, like the server.
+TEST(UseBetween, BackendsAreFollowedByNameLikeTheServer) {
+  WatchedProcesses w;
+  w.server = WatchedProcess{"nginx", kServerPid};
+  w.backends = {{"app1", kServerPid}, {"app2", kServerPid + 1}};  // app2: no such process
+  const UseSnapshot a = take_snapshot(FsReader(kFixtures + "/use_busy/before"), w, kT0);
+  const UseSnapshot b =
+      take_snapshot(FsReader(kFixtures + "/use_busy/after"), w, kT0 + milliseconds(1000));
+  const core::ResourceUse u = use_between(a, b);
+  ASSERT_TRUE(u.server.has_value());
+  EXPECT_EQ(u.server->name, "nginx");
+  ASSERT_EQ(u.backends.size(), 2u);
+  EXPECT_EQ(u.backends[0].name, "app1");
+  EXPECT_DOUBLE_EQ(u.backends[0].cpu_pct, u.server->cpu_pct);
+  EXPECT_EQ(u.backends[0].threads, 4);
+  EXPECT_EQ(u.backends[1].name, "app2");
+  EXPECT_EQ(u.backends[1].pid, kServerPid + 1);
+  EXPECT_FALSE(core::is_known(u.backends[1].cpu_pct)) << "unreadable: unknown, not 0";
+  EXPECT_FALSE(core::is_known(u.backends[0].requests)) << "the sampler does not ask /health";
+
+  // A replica replaced between the readings (a deploy): another pid, so no CPU figure.
+  WatchedProcesses redeployed = w;
+  redeployed.backends[0].pid = kServerPid + 2;
+  const UseSnapshot c =
+      take_snapshot(FsReader(kFixtures + "/use_busy/after"), redeployed, kT0 + milliseconds(1000));
+  const core::ResourceUse v = use_between(a, c);
+  EXPECT_FALSE(core::is_known(v.backends[0].cpu_pct));
+
+  // Folding keeps each backend apart, in the stack's order.
+  const core::ResourceUse folded = average(std::vector<core::ResourceUse>{u, u});
+  ASSERT_EQ(folded.backends.size(), 2u);
+  EXPECT_EQ(folded.backends[0].name, "app1");
+  EXPECT_DOUBLE_EQ(folded.backends[0].cpu_pct, u.backends[0].cpu_pct);
+  EXPECT_EQ(folded.backends[1].name, "app2");
 }
 
 TEST(UseBetween, NoPidMeansNoServerFigures) {
@@ -296,10 +334,11 @@ UseSnapshot synthetic(uint64_t scale, int ms) {
   // cpu0 gets busier every step (30, 50, 70 % of its ticks); cpu and cpu1 stay even.
   s.cpus = {CpuTicks{10 * scale * scale, 100 * scale}, CpuTicks{20 * scale, 50 * scale}};
   s.cpu_pressure_some_us = 1000 * scale * scale;
-  s.server_pid = 7;
-  s.server_cpu_ticks = 3 * scale * scale;
-  s.server_threads = static_cast<int>(scale);
-  s.server_rss_bytes = 1000 * scale;
+  s.server.emplace();
+  s.server->pid = 7;
+  s.server->cpu_ticks = 3 * scale * scale;
+  s.server->threads = static_cast<int>(scale);
+  s.server->rss_bytes = 1000 * scale;
   DiskCounters d;
   d.device = "sda";
   d.reads = 10 * scale * scale;
@@ -412,10 +451,11 @@ TEST(TakeSnapshot, RealHostHasCpuMemoryAndThisProcess) {
   ASSERT_TRUE(s.cpu_all.has_value());
   EXPECT_FALSE(s.cpus.empty());
   EXPECT_TRUE(s.mem_available_bytes.has_value());
-  EXPECT_TRUE(s.server_cpu_ticks.has_value());
-  EXPECT_GE(s.server_threads.value_or(0), 1);
-  EXPECT_GT(s.server_rss_bytes.value_or(0), 0u);
-  EXPECT_FALSE(s.server_tasks.empty());
+  ASSERT_TRUE(s.server.has_value());
+  EXPECT_TRUE(s.server->cpu_ticks.has_value());
+  EXPECT_GE(s.server->threads.value_or(0), 1);
+  EXPECT_GT(s.server->rss_bytes.value_or(0), 0u);
+  EXPECT_FALSE(s.server->tasks.empty());
   const bool has_lo = std::any_of(s.nets.begin(), s.nets.end(),
                                   [](const NetCounters& n) { return n.interface == "lo"; });
   EXPECT_TRUE(has_lo || s.nets.empty());  // containers may hide /proc/net

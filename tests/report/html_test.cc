@@ -101,6 +101,12 @@ TEST(HtmlReport, AMixHasAnEndpointTableAndStagesTheirIntendedRate) {
   // Without stages the chart keeps its two series, and without a mix there is no such table.
   const std::string plain = render_html(knee::testing::golden_open_run_report());
   EXPECT_EQ(plain.find("Per endpoint"), std::string::npos);
+  // Through a lab stack: each process's CPU, and each replica's requests and share.
+  EXPECT_NE(page.find("<h2>Per process</h2>"), std::string::npos);
+  EXPECT_NE(page.find("<td class=\"name\">app2</td><td>5002</td><td>61</td><td>61</td><td>500</td>"
+                      "<td>50.0 %</td>"),
+            std::string::npos);
+  EXPECT_EQ(plain.find("Per process"), std::string::npos);
 }
 
 TEST(HtmlReport, PageCarriesTheChartDataItDraws) {

@@ -229,6 +229,17 @@ report::RunDocument golden_mix_run_report() {
     in.target_rps = i == 0 ? 300 : 500;
     r.intervals.push_back(in);
   }
+  // Through a lab stack (--stack): nginx in front of two replicas, each one's /health count.
+  r.use = server_use(18);
+  r.use->server->name = "nginx";
+  for (int i = 0; i < 2; ++i) {
+    core::ProcessUse b = *r.use->server;
+    b.pid = 5001 + i;
+    b.name = i == 0 ? "app1" : "app2";
+    b.cpu_pct = b.busiest_thread_cpu_pct = i == 0 ? 22 : 61;
+    b.requests = static_cast<double>(i == 0 ? s.sent / 2 : s.sent - s.sent / 2);
+    r.use->backends.push_back(b);
+  }
   return report::analyse_run(p.url, "2026-12-01T21:00:00Z", p, {r}, fixed_host());
 }
 

@@ -100,9 +100,9 @@ BackgroundProcess::BackgroundProcess(const std::vector<std::string>& argv) {
   if (!first_line_.empty() && first_line_.back() == '\n') first_line_.pop_back();
 }
 
-int BackgroundProcess::terminate(std::chrono::seconds timeout) {
+int BackgroundProcess::terminate(std::chrono::seconds timeout, int signal) {
   if (pid_ < 0) return -1;
-  kill(pid_, SIGTERM);
+  kill(pid_, signal);
   auto deadline = std::chrono::steady_clock::now() + timeout;
   int status = 0;
   int code = -1;

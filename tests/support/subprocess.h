@@ -2,6 +2,7 @@
 // and the exit code, or start in the background (a server) and read its first stdout line.
 #pragma once
 
+#include <signal.h>
 #include <sys/types.h>
 
 #include <chrono>
@@ -27,8 +28,9 @@ class BackgroundProcess {
   ~BackgroundProcess();
   const std::string& first_line() const { return first_line_; }
   pid_t pid() const { return pid_; }
-  // Sends SIGTERM and waits; returns the exit code (128 + signal when killed).
-  int terminate(std::chrono::seconds timeout = std::chrono::seconds(10));
+  // Sends `signal` (SIGTERM by default) and waits up to `timeout`, then SIGKILL; returns the
+  // exit code (128 + signal when killed).
+  int terminate(std::chrono::seconds timeout = std::chrono::seconds(10), int signal = SIGTERM);
 
  private:
   pid_t pid_ = -1;
