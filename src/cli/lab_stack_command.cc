@@ -40,6 +40,10 @@ void LabStackCommands::add_to(CLI::App& lab) {
       ->check(CLI::IsMember({"round_robin", "least_conn", "random"}));
   up_->add_option("--port", port_, "The balancer's port on 127.0.0.1")->capture_default_str();
   up_->add_option("--nginx", nginx_, "The nginx binary")->capture_default_str();
+  up_->add_option("--cache", cache_,
+                  "redis: start a redis-server (Debian's) beside the replicas, which cache "
+                  "tracking reads in it (with --db sqlite)")
+      ->check(CLI::IsMember({"redis"}));
   up_->add_flag("--no-pin", no_pin_,
                 "Do not pin the parts to CPUs (by default each gets one of its own when there "
                 "are at least replicas + 2: the balancer's, one per replica, one for the load)");
@@ -85,6 +89,7 @@ int LabStackCommands::run_up() {
   spec.port = port_;
   spec.next_upstream = next_upstream_;
   spec.nginx = nginx_;
+  spec.cache = cache_;
   spec.pin = !no_pin_;
   // Ctrl-C while the parts come up stops those started: no process is left behind.
   spec.interrupt = &install_interrupt_handler();
@@ -108,7 +113,9 @@ int LabStackCommands::run_up() {
     }
     spec.extra_cpu[cost.substr(0, eq)] = cost.substr(eq + 5);
   }
-  fmt::print("lab up: starting {} replicas and nginx in {}\n", replicas_, spec.dir);
+  if (Status s = spec.validate(); !s) return report_failure(s);
+  fmt::print("lab up: starting {}{} replicas and nginx in {}\n",
+             cache_.empty() ? "" : cache_ + ", ", replicas_, spec.dir);
   std::fflush(stdout);
   auto stack = lab::stack_up(spec);
   if (!stack && interrupt_requested()) {
@@ -117,8 +124,9 @@ int LabStackCommands::run_up() {
   }
   if (!stack) return report_failure(stack.status());
   for (const lab::StackPart& p : stack->parts) {
-    fmt::print("{:<6} {:<8} pid {:<7} http://127.0.0.1:{}/  log {}{}\n", p.name, p.role, p.pid,
-               p.port, p.log, p.cpu >= 0 ? fmt::format("  CPU {}", p.cpu) : "");
+    fmt::print("{:<6} {:<8} pid {:<7} {}://127.0.0.1:{}/  log {}{}\n", p.name, p.role, p.pid,
+               p.role == "cache" ? "redis" : "http", p.port, p.log,
+               p.cpu >= 0 ? fmt::format("  CPU {}", p.cpu) : "");
   }
   const size_t cpus = lab::allowed_cpus().size();
   if (stack->parts.back().cpu >= 0) {
@@ -143,9 +151,10 @@ int LabStackCommands::run_status() {
     all = all && s.alive && s.answering;
     fmt::print("{:<6} {:<8} pid {:<7} port {:<5}  {}{}{}\n", s.part.name, s.part.role, s.part.pid,
                s.part.port,
-               !s.alive      ? "DOWN"
-               : s.answering ? "up"
-                             : "alive, not answering /health",
+               !s.alive                 ? "DOWN"
+               : s.answering            ? "up"
+               : s.part.role == "cache" ? "alive, not answering PING"
+                                        : "alive, not answering /health",
                s.requests >= 0 ? fmt::format(", {} requests served", s.requests) : "",
                s.part.cpu >= 0 ? fmt::format(", CPU {}", s.part.cpu) : "");
   }

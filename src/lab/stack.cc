@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <hiredis/hiredis.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -154,10 +155,15 @@ int listening_port(const std::string& log) {
   return colon == std::string::npos ? 0 : std::atoi(line.c_str() + colon + 1);
 }
 
+// What a part's executable is called: another name at its pid is another program.
+const char* program_name(const StackPart& p) {
+  return p.role == "balancer" ? "nginx" : p.role == "cache" ? "redis" : "knee";
+}
+
 void stop_part(const StackPart& p) {
   if (!alive(p.pid)) return;
   const std::string program = program_of(p.pid);
-  if (program.find(p.role == "balancer" ? "nginx" : "knee") == std::string::npos) return;
+  if (program.find(program_name(p)) == std::string::npos) return;
   ::kill(p.pid, p.role == "balancer" ? SIGQUIT : SIGTERM);  // both finish what is in flight
   const auto deadline = std::chrono::steady_clock::now() + kStopTimeout;
   while (alive(p.pid) && std::chrono::steady_clock::now() < deadline) {
@@ -198,6 +204,43 @@ bool interrupted(const std::atomic<bool>* flag) {
 const Status kInterrupted =
     Status::unavailable("interrupted: the parts already started were stopped");
 
+// Redis answers PING with +PONG (RESP, an inline command), within 1 s.
+bool redis_pong(int port) {
+  redisContext* c = redisConnectWithTimeout("127.0.0.1", port, timeval{1, 0});
+  bool ok = false;
+  if (c != nullptr && c->err == 0) {
+    redisSetTimeout(c, timeval{1, 0});
+    auto* reply = static_cast<redisReply*>(redisCommand(c, "PING"));
+    ok = reply != nullptr && reply->type == REDIS_REPLY_STATUS;
+    if (reply != nullptr) freeReplyObject(reply);
+  }
+  if (c != nullptr) redisFree(c);
+  return ok;
+}
+
+// A loopback port that was free a moment ago (bound to port 0, then closed), for a program that
+// cannot pick its own and say which.
+Result<int> free_port() {
+  auto fd = net::listen_tcp(net::loopback_v4(0), false, 1);
+  if (!fd) return fd.status();
+  auto address = net::local_address(fd->get());
+  if (!address) return address.status();
+  return address->port();
+}
+
+Status await_cache(const StackPart& p, std::chrono::steady_clock::time_point deadline,
+                   const std::atomic<bool>* interrupt) {
+  while (!redis_pong(p.port)) {
+    if (interrupted(interrupt)) return kInterrupted;
+    if (!alive(p.pid) || std::chrono::steady_clock::now() > deadline) {
+      return Status::unavailable(fmt::format("redis-server (pid {}) did not answer PING on {}{}",
+                                             p.pid, p.port, log_tail(p.log)));
+    }
+    std::this_thread::sleep_for(20ms);
+  }
+  return Status::ok();
+}
+
 Status await_replica(StackPart& p, std::chrono::steady_clock::time_point deadline,
                      const std::atomic<bool>* interrupt = nullptr) {
   for (;;) {
@@ -237,6 +280,15 @@ std::string Stack::url() const {
 Status StackSpec::validate() const {
   if (replicas < 1 || replicas > 32) {
     return Status::invalid_field("replicas", fmt::format("{} replicas; give 1 to 32", replicas));
+  }
+  if (!cache.empty() && cache != "redis") {
+    return Status::invalid_field("cache", fmt::format("'{}': the cache is redis", cache));
+  }
+  if (!cache.empty() && serve_args.empty()) {
+    return Status::invalid_field(
+        "cache",
+        "only with the shipment service's data (--db sqlite): the stand-in endpoints "
+        "cache nothing");
   }
   if (std::find(std::begin(kBalancingAlgorithms), std::end(kBalancingAlgorithms), balance) ==
       std::end(kBalancingAlgorithms)) {
@@ -347,12 +399,34 @@ Result<Stack> stack_up(const StackSpec& asked) {
     std::filesystem::remove(stack_file(spec.dir), ec);
     return why;
   };
+  std::vector<std::string> serve_args = spec.serve_args;
+  if (spec.cache == "redis") {
+    auto port = free_port();
+    if (!port) return fail(port.status());
+    StackPart c{"redis",
+                "cache",
+                0,
+                *port,
+                spec.dir + "/redis.log",
+                {spec.redis_server, "--port", std::to_string(*port), "--bind", "127.0.0.1",
+                 "--save", "", "--appendonly", "no", "--daemonize", "no", "--dir", spec.dir},
+                -1};
+    auto pid = spawn(c.argv, c.log, -1);
+    if (!pid) return fail(pid.status());
+    c.pid = *pid;
+    stack.parts.push_back(c);
+    if (Status s = await_cache(c, std::chrono::steady_clock::now() + kStartTimeout, spec.interrupt);
+        !s) {
+      return fail(s);
+    }
+    serve_args.insert(serve_args.end(), {"--cache", fmt::format("redis://127.0.0.1:{}", *port)});
+  }
   for (int i = 1; i <= spec.replicas; ++i) {
     StackPart p{
         fmt::format("app{}", i), "replica", 0, 0, fmt::format("{}/app{}.log", spec.dir, i), {}};
     p.argv = {spec.knee_binary, "serve", "--host",     "127.0.0.1",
               "--port",         "0",     "--instance", p.name};
-    p.argv.insert(p.argv.end(), spec.serve_args.begin(), spec.serve_args.end());
+    p.argv.insert(p.argv.end(), serve_args.begin(), serve_args.end());
     if (auto cost = spec.extra_cpu.find(p.name); cost != spec.extra_cpu.end()) {
       p.argv.insert(p.argv.end(), {"--extra-cpu", cost->second});
     }
@@ -366,6 +440,7 @@ Result<Stack> stack_up(const StackSpec& asked) {
   // Each replica prints its port first, then answers /health.
   const auto deadline = std::chrono::steady_clock::now() + kStartTimeout;
   for (StackPart& p : stack.parts) {
+    if (p.role != "replica") continue;
     if (Status s = await_replica(p, deadline, spec.interrupt); !s) return fail(s);
   }
   if (Status s = write_stack(stack); !s) return fail(s);
@@ -373,7 +448,11 @@ Result<Stack> stack_up(const StackSpec& asked) {
   {
     core::OutputFile config;
     if (Status s = config.open("nginx.conf", config_path); !s) return fail(s);
-    if (Status s = config.write(nginx_config(spec, stack.parts)); !s) return fail(s);
+    std::vector<StackPart> replicas;
+    for (const StackPart& p : stack.parts) {
+      if (p.role == "replica") replicas.push_back(p);
+    }
+    if (Status s = config.write(nginx_config(spec, replicas)); !s) return fail(s);
   }
   StackPart lb{"nginx",
                "balancer",
@@ -448,7 +527,9 @@ std::vector<PartStatus> stack_status(const Stack& stack) {
   std::vector<PartStatus> out;
   for (const StackPart& p : stack.parts) {
     PartStatus st{p, alive(p.pid), false, -1};
-    if (st.alive) {
+    if (st.alive && p.role == "cache") {
+      st.answering = redis_pong(p.port);
+    } else if (st.alive) {
       auto r = http_get(p.port, "/health");
       st.answering = r && r->first == 200;
       if (st.answering && p.role == "replica") st.requests = total_requests(r->second);
@@ -467,11 +548,11 @@ pid_t working_pid(const StackPart& part) {
 
 namespace {
 
-// Each replica's /health totalRequests, -1 where unknown.
-std::vector<long long> served_by(const Stack& stack) {
-  std::vector<long long> out;
+// Each replica's /health totalRequests by name, -1 where unknown.
+std::map<std::string, long long> served_by(const Stack& stack) {
+  std::map<std::string, long long> out;
   for (const StackPart& p : stack.parts) {
-    if (p.role == "replica") out.push_back(requests_served(p));
+    if (p.role == "replica") out[p.name] = requests_served(p);
   }
   return out;
 }
@@ -481,16 +562,18 @@ std::vector<long long> served_by(const Stack& stack) {
 void ServedCounter::start() { before_ = served_by(stack_); }
 
 void ServedCounter::finish(std::vector<core::ProcessUse>& backends) const {
-  const std::vector<long long> after = served_by(stack_);
+  const std::map<std::string, long long> after = served_by(stack_);
   auto now = read_stack(stack_.dir);
-  for (size_t i = 0; i < backends.size() && i < after.size() && i < before_.size(); ++i) {
-    core::ProcessUse& b = backends[i];
+  for (core::ProcessUse& b : backends) {
+    const auto a = after.find(b.name);
+    const auto s = before_.find(b.name);
+    if (a == after.end() || s == before_.end()) continue;  // not a replica
     bool same = false;
     if (now) {
       for (const StackPart& p : now->parts) same |= p.name == b.name && p.pid == b.pid;
     }
-    if (same && before_[i] >= 0 && after[i] > before_[i]) {
-      b.requests = static_cast<double>(after[i] - before_[i] - 1);
+    if (same && s->second >= 0 && a->second > s->second) {
+      b.requests = static_cast<double>(a->second - s->second - 1);
     }
   }
 }
@@ -572,8 +655,7 @@ Status stack_down(const Stack& stack) {
   // The balancer first, so nothing is routed to a replica that is going away.
   for (auto p = stack.parts.rbegin(); p != stack.parts.rend(); ++p) stop_part(*p);
   for (const StackPart& p : stack.parts) {
-    if (alive(p.pid) &&
-        program_of(p.pid).find(p.role == "balancer" ? "nginx" : "knee") != std::string::npos) {
+    if (alive(p.pid) && program_of(p.pid).find(program_name(p)) != std::string::npos) {
       // stack.json stays, so knee lab down can be tried again.
       return Status::io_error(fmt::format("{} (pid {}) is still running", p.name, p.pid));
     }

@@ -40,6 +40,11 @@ struct StackSpec {
   std::map<std::string, std::string> extra_cpu;
   std::string knee_binary;  // this binary
   std::string nginx = "/usr/sbin/nginx";
+  // "redis": a redis-server (Debian's) on a free loopback port, started before the replicas,
+  // which cache tracking reads in it (knee serve --cache redis://...; only the shipment
+  // service, so serve_args must name a data set); "": none.
+  std::string cache;
+  std::string redis_server = "/usr/bin/redis-server";
   // Pin each part to a CPU of its own when there are enough (cpu_plan); false: never.
   bool pin = true;
   // Set (by SIGINT/SIGTERM) while the stack starts: no further part is started, those started
@@ -55,8 +60,8 @@ struct StackSpec {
 };
 
 struct StackPart {
-  std::string name;  // "app1".., or "nginx"
-  std::string role;  // "replica" or "balancer"
+  std::string name;  // "app1".., "nginx", or "redis"
+  std::string role;  // "replica", "balancer" or "cache"
   pid_t pid = 0;
   int port = 0;
   std::string log;                // its stdout and stderr
@@ -76,7 +81,7 @@ struct Stack {
   std::string balance;
   std::string next_upstream;
   int deploys = 0;               // deploys done: the replicas' logs of deploy k are NAME.k.log
-  std::vector<StackPart> parts;  // replicas first, the balancer last
+  std::vector<StackPart> parts;  // the cache first if any, the replicas, the balancer last
   std::string url() const;       // http://127.0.0.1:PORT/, the balancer's
 };
 
@@ -97,8 +102,9 @@ core::Result<Stack> read_stack(const std::string& dir);
 
 struct PartStatus {
   StackPart part;
-  bool alive = false;       // the process exists (and is not a zombie)
-  bool answering = false;   // GET /health answered 200 (the balancer: through to a replica)
+  bool alive = false;  // the process exists (and is not a zombie)
+  // GET /health answered 200 (the balancer: through to a replica); the cache: PING, PONG.
+  bool answering = false;
   long long requests = -1;  // a replica's totalRequests from /health; -1 when unknown
 };
 std::vector<PartStatus> stack_status(const Stack& stack);
@@ -114,14 +120,15 @@ class ServedCounter {
  public:
   explicit ServedCounter(Stack stack) : stack_(std::move(stack)) {}
   void start();
-  // Sets backends[i].requests (the stack's i-th replica, matched by name and pid) to its count
-  // since start(), less the reading itself; left unknown for a replica that did not answer or
-  // that stack.json no longer lists with that pid (a deploy replaced it on its port).
+  // Sets each replica's requests in `backends` (matched by name and pid) to its count since
+  // start(), less the reading itself; left unknown for a replica that did not answer or that
+  // stack.json no longer lists with that pid (a deploy replaced it on its port), and for
+  // backends that are not replicas (the cache).
   void finish(std::vector<core::ProcessUse>& backends) const;
 
  private:
   Stack stack_;
-  std::vector<long long> before_;  // per replica, -1 unknown
+  std::map<std::string, long long> before_;  // replica name -> count, -1 unknown
 };
 
 // The process that does a part's work: nginx's one worker (the first child of the master

@@ -350,6 +350,56 @@ TEST_F(LabStack, AnInterruptedUpStopsEveryPartItStarted) {
       << "nothing is up, so nothing is recorded";
 }
 
+// Seed 002's stack with its cache: a redis-server started beside the replicas, which all cache
+// tracking reads in it, so a shipment one replica read is a hit on the other; knee run --stack
+// follows redis too, and knee lab down stops it.
+TEST_F(LabStack, ACacheRedisIsSharedByTheReplicasAndStoppedByDown) {
+  ASSERT_EQ(run_process({KNEE_BINARY, "lab", "data", "--state", dir_.path(), "--records", "2k",
+                         "--days", "2", "--sellers", "5"})
+                .exit_code,
+            0);
+  auto r = up({"--replicas", "2", "--db", "sqlite", "--cache", "redis"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const json s = stack();
+  ASSERT_EQ(s["parts"].size(), 4u) << s.dump();
+  EXPECT_EQ(s["parts"][0]["role"], "cache");
+  const pid_t redis = s["parts"][0]["pid"];
+  EXPECT_TRUE(alive(redis));
+  const std::string out = dir_.path() + "/cached.json";
+  auto run = run_process({KNEE_BINARY, "run",
+                          "http://127.0.0.1:" + std::to_string(port_) + "/tracking/{shipment}",
+                          "--shipments", "2000", "-c", "4", "-d", "1s", "-w", "0", "--stack",
+                          "--lab-state", dir_.path(), "--json", out});
+  EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
+  std::ifstream in(out);
+  const json doc = json::parse(in, nullptr, false);
+  ASSERT_TRUE(doc.is_object());
+  EXPECT_EQ(doc["ok"], doc["requests"]) << "every tracking read answered";
+  const json& backends = doc["resources"]["backends"];
+  ASSERT_EQ(backends.size(), 3u) << backends.dump();
+  EXPECT_EQ(backends[0]["name"], "redis");
+  EXPECT_FALSE(backends[0].contains("requests")) << "redis has no /health";
+  // Both replicas cache in the one Redis: each has hits, and their misses together are at most
+  // the shipments there are (a shipment one replica missed is a hit on the other).
+  long long hits = 0, misses = 0;
+  for (size_t i = 1; i <= 2; ++i) {
+    const json h = json::parse(
+        testing::Client(*net::resolve("127.0.0.1", s["parts"][i]["port"])).get("/health")->body,
+        nullptr, false);
+    EXPECT_EQ(h["cache"]["kind"], "redis") << h.dump();
+    EXPECT_GT(h["cache"]["hits"].get<long long>(), 0) << h.dump();
+    hits += h["cache"]["hits"].get<long long>();
+    misses += h["cache"]["misses"].get<long long>();
+  }
+  EXPECT_LE(misses, 2000 + 4) << hits << " hits";
+  auto status = run_process({KNEE_BINARY, "lab", "status", "--state", dir_.path()});
+  EXPECT_EQ(status.exit_code, 0) << status.out;
+  EXPECT_NE(status.out.find("redis  cache"), std::string::npos) << status.out;
+  EXPECT_EQ(run_process({KNEE_BINARY, "lab", "down", "--state", dir_.path()}).exit_code, 0);
+  EXPECT_FALSE(alive(redis));
+  EXPECT_TRUE(lab_replicas().empty());
+}
+
 TEST_F(LabStack, ABalancerThatCannotStartStopsTheReplicasAndSaysWhy) {
   // The balancer's port is taken.
   const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -373,7 +423,10 @@ TEST(LabStackFlags, BadValuesAreRefusedNamingTheFlag) {
            {{"--balance", "fastest"}, "--balance"},
            {{"--replicas", "0"}, "--replicas: 0 replicas; give 1 to 32"},
            {{"--lb", "haproxy"}, "--lb"},
-           {{"--db", "sqlite", "--state", "/tmp/knee-no-such-lab"}, "no data set in"}}) {
+           {{"--db", "sqlite", "--state", "/tmp/knee-no-such-lab"}, "no data set in"},
+           {{"--cache", "redis", "--state", "/tmp/knee-no-such-lab"},
+            "--cache: only with the shipment service's data (--db sqlite)"},
+           {{"--cache", "memcached"}, "--cache"}}) {
     std::vector<std::string> argv = {KNEE_BINARY, "lab", "up"};
     argv.insert(argv.end(), args.begin(), args.end());
     auto r = run_process(argv);
