@@ -239,7 +239,10 @@ TEST(ClosedLoop, InterruptedRunRatesCoverTheTimeItRan) {
   ASSERT_TRUE(r) << r.status().message();
   EXPECT_TRUE(r->interrupted);
   EXPECT_LT(r->duration_s, 1.0);
-  EXPECT_NEAR(r->littles_n(), 4.0, 0.6);  // rates over the real window keep N = X * R
+  // Rates over the real window keep N = X * R; over the planned 5 s they would give about 0.24.
+  // The margin is wide because the window's edges (the interrupt noticed, the requests then in
+  // flight) weigh in a 200 ms window: under TSan in CI X * R was 3.1-3.4 with this bug fixed.
+  EXPECT_NEAR(r->littles_n(), 4.0, 1.2);
 }
 
 // Regression: a sweep level showed 0 requests and 0 errors when its connects stalled (a SYN
