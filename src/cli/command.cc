@@ -28,7 +28,7 @@ std::string flag_of(const std::string& field) {
       {"zipf", "--zipf"}, {"stages", "--stages"}, {"replicas", "--replicas"},
       {"balance", "--balance"}, {"port", "--port"},
       {"replica_cost", "--replica-cost"}, {"next_upstream", "--next-upstream"},
-      {"pause", "--pause"}};
+      {"pause", "--pause"}, {"db", "--db"}};
   // clang-format on
   for (const auto& [f, flag] : kFlags) {
     if (field == f) return flag;

@@ -35,7 +35,8 @@ class LabStackCommands {
   std::string lb_ = "nginx";
   std::string nginx_ = "/usr/sbin/nginx";
   bool no_pin_ = false;
-  std::string cache_;  // "" or redis
+  std::string cache_;             // "" or redis
+  std::string records_ = "100k";  // --db postgres: the data set's size
   std::string balance_ = "round_robin";
   int port_ = 8080;
   std::string db_;  // "", or sqlite: the replicas serve the state folder's data set

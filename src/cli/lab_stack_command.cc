@@ -42,15 +42,18 @@ void LabStackCommands::add_to(CLI::App& lab) {
   up_->add_option("--nginx", nginx_, "The nginx binary")->capture_default_str();
   up_->add_option("--cache", cache_,
                   "redis: start a redis-server (Debian's) beside the replicas, which cache "
-                  "tracking reads in it (with --db sqlite)")
+                  "tracking reads in it (with --db sqlite or postgres)")
       ->check(CLI::IsMember({"redis"}));
   up_->add_flag("--no-pin", no_pin_,
                 "Do not pin the parts to CPUs (by default each gets one of its own when there "
                 "are at least replicas + 2: the balancer's, one per replica, one for the load)");
   up_->add_option("--db", db_,
                   "sqlite: the replicas serve the shipment service on the state folder's data "
-                  "set (make it with knee lab data); default the stand-in endpoints only")
-      ->check(CLI::IsMember({"sqlite"}));
+                  "set (make it with knee lab data); postgres: on a PostgreSQL the lab starts "
+                  "and loads (--records); default the stand-in endpoints only")
+      ->check(CLI::IsMember({"sqlite", "postgres"}));
+  up_->add_option("--records", records_, "With --db postgres: the data set's shipments")
+      ->capture_default_str();
   up_->add_option("--next-upstream", next_upstream_,
                   "nginx's proxy_next_upstream: when a failed request goes to another replica "
                   "('off': never, so a replica's death shows as 502s)")
@@ -104,6 +107,9 @@ int LabStackCommands::run_up() {
           "--db sqlite: no data set in {}; make one with knee lab data --state {}", data, data)));
     }
     spec.serve_args = {"--state", data};
+  } else if (db_ == "postgres") {
+    spec.db = "postgres";
+    spec.db_records = records_;
   }
   for (const std::string& cost : replica_costs_) {
     const size_t eq = cost.find("=cpu:");
@@ -114,8 +120,9 @@ int LabStackCommands::run_up() {
     spec.extra_cpu[cost.substr(0, eq)] = cost.substr(eq + 5);
   }
   if (Status s = spec.validate(); !s) return report_failure(s);
-  fmt::print("lab up: starting {}{} replicas and nginx in {}\n",
-             cache_.empty() ? "" : cache_ + ", ", replicas_, spec.dir);
+  fmt::print("lab up: starting {}{}{} replicas and nginx in {}\n",
+             cache_.empty() ? "" : cache_ + ", ", spec.db.empty() ? "" : spec.db + ", ", replicas_,
+             spec.dir);
   std::fflush(stdout);
   auto stack = lab::stack_up(spec);
   if (!stack && interrupt_requested()) {
@@ -125,8 +132,10 @@ int LabStackCommands::run_up() {
   if (!stack) return report_failure(stack.status());
   for (const lab::StackPart& p : stack->parts) {
     fmt::print("{:<6} {:<8} pid {:<7} {}://127.0.0.1:{}/  log {}{}\n", p.name, p.role, p.pid,
-               p.role == "cache" ? "redis" : "http", p.port, p.log,
-               p.cpu >= 0 ? fmt::format("  CPU {}", p.cpu) : "");
+               p.role == "cache" ? "redis"
+               : p.role == "db"  ? "postgresql"
+                                 : "http",
+               p.port, p.log, p.cpu >= 0 ? fmt::format("  CPU {}", p.cpu) : "");
   }
   const size_t cpus = lab::allowed_cpus().size();
   if (stack->parts.back().cpu >= 0) {
@@ -154,6 +163,7 @@ int LabStackCommands::run_status() {
                !s.alive                 ? "DOWN"
                : s.answering            ? "up"
                : s.part.role == "cache" ? "alive, not answering PING"
+               : s.part.role == "db"    ? "alive, not accepting connections"
                                         : "alive, not answering /health",
                s.requests >= 0 ? fmt::format(", {} requests served", s.requests) : "",
                s.part.cpu >= 0 ? fmt::format(", CPU {}", s.part.cpu) : "");

@@ -117,9 +117,11 @@ core::Result<std::pair<probes::WatchedProcesses, std::optional<lab::Stack>>> Tar
   probes::WatchedProcesses w;
   for (const lab::StackPart& p : up->parts) {
     const probes::WatchedProcess process{p.name, static_cast<int>(lab::working_pid(p))};
+    // The database is left out: the postmaster forks a process per connection, and its own
+    // CPU says nothing of theirs (the host's figures hold them).
     if (p.role == "balancer") {
       w.server = process;
-    } else {
+    } else if (p.role != "db") {
       w.backends.push_back(process);
     }
   }

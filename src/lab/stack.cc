@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <hiredis/hiredis.h>
 #include <poll.h>
+#include <pwd.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -157,14 +158,19 @@ int listening_port(const std::string& log) {
 
 // What a part's executable is called: another name at its pid is another program.
 const char* program_name(const StackPart& p) {
-  return p.role == "balancer" ? "nginx" : p.role == "cache" ? "redis" : "knee";
+  return p.role == "balancer" ? "nginx"
+         : p.role == "cache"  ? "redis"
+         : p.role == "db"     ? "postgres"
+                              : "knee";
 }
 
 void stop_part(const StackPart& p) {
   if (!alive(p.pid)) return;
   const std::string program = program_of(p.pid);
   if (program.find(program_name(p)) == std::string::npos) return;
-  ::kill(p.pid, p.role == "balancer" ? SIGQUIT : SIGTERM);  // both finish what is in flight
+  // nginx: SIGQUIT, graceful; knee serve and redis: SIGTERM, they drain; the postmaster:
+  // SIGINT, PostgreSQL's fast shutdown (clients cut off, then a clean checkpoint).
+  ::kill(p.pid, p.role == "balancer" ? SIGQUIT : p.role == "db" ? SIGINT : SIGTERM);
   const auto deadline = std::chrono::steady_clock::now() + kStopTimeout;
   while (alive(p.pid) && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(20ms);
@@ -241,6 +247,113 @@ Status await_cache(const StackPart& p, std::chrono::steady_clock::time_point dea
   return Status::ok();
 }
 
+// ---- PostgreSQL of the stack's own
+
+// The newest /usr/lib/postgresql/<version>/bin holding initdb, or "".
+std::string postgres_bin() {
+  std::string best;
+  int best_version = -1;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/usr/lib/postgresql", ec)) {
+    const std::string bin = entry.path().string() + "/bin";
+    const int version = std::atoi(entry.path().filename().c_str());
+    if (std::filesystem::exists(bin + "/initdb") && version > best_version) {
+      best_version = version;
+      best = bin;
+    }
+  }
+  return best;
+}
+
+// The first folder on the way to `dir` that other users cannot enter (no o+x), or "".
+std::string closed_to_others(const std::string& dir) {
+  for (std::filesystem::path p = std::filesystem::absolute(dir);; p = p.parent_path()) {
+    struct stat st {};
+    if (::stat(p.c_str(), &st) == 0 && (st.st_mode & S_IXOTH) == 0) return p.string();
+    if (p == p.parent_path()) return "";
+  }
+}
+
+// Runs `argv` to its end, output to `log`, as the user postgres when `as_postgres`.
+Status run_to_end(std::vector<std::string> argv, const std::string& log, bool as_postgres) {
+  const std::string what = std::filesystem::path(argv[0]).filename().string();
+  if (as_postgres) argv.insert(argv.begin(), {"/usr/sbin/runuser", "-u", "postgres", "--"});
+  auto pid = spawn(argv, log, -1);
+  if (!pid) return pid.status();
+  int status = 0;
+  while (::waitpid(*pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return Status::ok();
+  return Status::unavailable(fmt::format("{} failed{}", what, log_tail(log)));
+}
+
+// initdb, pg_ctl start, and the data set loaded: the database part, and the URL replicas use.
+Result<std::pair<StackPart, std::string>> start_postgres(const StackSpec& spec,
+                                                         const std::string& knee_binary) {
+  const std::string bin = postgres_bin();
+  if (bin.empty()) {
+    return Status::unavailable(
+        "--db postgres: no /usr/lib/postgresql/*/bin/initdb; install Debian's postgresql "
+        "(make deps)");
+  }
+  const bool as_postgres = ::geteuid() == 0;  // PostgreSQL refuses to run as root
+  const std::string dir = spec.dir + "/pg";
+  if (dir.find_first_of(" '\"\\") != std::string::npos) {
+    return Status::invalid_field("db", fmt::format("postgres: the state folder '{}' has a space "
+                                                   "or quote; give another --state",
+                                                   spec.dir));
+  }
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);  // a fresh cluster every time
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return Status::io_error(fmt::format("cannot create {}: {}", dir, ec.message()));
+  if (as_postgres) {
+    if (std::string closed = closed_to_others(dir); !closed.empty()) {
+      return Status::invalid_field(
+          "db", fmt::format("postgres: as root, PostgreSQL runs as the user postgres, who cannot "
+                            "enter {}; give --state outside it, e.g. --state /var/tmp/knee-lab",
+                            closed));
+    }
+    const passwd* user = ::getpwnam("postgres");
+    if (user == nullptr || ::chown(dir.c_str(), user->pw_uid, user->pw_gid) != 0) {
+      return Status::unavailable(
+          "--db postgres: as root, but there is no user postgres to run "
+          "PostgreSQL as (Debian's postgresql package makes it)");
+    }
+  }
+  if (Status s = run_to_end({bin + "/initdb", "-D", dir + "/data", "-A", "trust", "-U", "knee",
+                             "-E", "UTF8", "--no-sync", "--no-instructions"},
+                            dir + "/initdb.log", as_postgres);
+      !s) {
+    return s;
+  }
+  auto port = free_port();
+  if (!port) return port.status();
+  StackPart db{"postgres", "db", 0, *port, dir + "/server.log", {bin + "/pg_ctl", dir + "/data"},
+               -1};
+  if (Status s =
+          run_to_end({bin + "/pg_ctl", "-D", dir + "/data", "-l", db.log, "-w", "-t", "30", "-o",
+                      fmt::format("-p {} -k {} -c listen_addresses=127.0.0.1 -c "
+                                  "max_connections=200",
+                                  *port, dir),
+                      "start"},
+                     dir + "/pg_ctl.log", as_postgres);
+      !s) {
+    return s;
+  }
+  std::ifstream pid_file(dir + "/data/postmaster.pid");
+  pid_file >> db.pid;
+  if (db.pid <= 0) return Status::unavailable("postgres started but wrote no postmaster.pid");
+  const std::string url = fmt::format("postgresql://knee@127.0.0.1:{}/postgres", *port);
+  if (Status s = run_to_end({knee_binary, "lab", "data", "--db", url, "--records", spec.db_records},
+                            dir + "/load.log", false);
+      !s) {
+    stop_part(db);
+    return s;
+  }
+  return std::pair{db, url};
+}
+
 Status await_replica(StackPart& p, std::chrono::steady_clock::time_point deadline,
                      const std::atomic<bool>* interrupt = nullptr) {
   for (;;) {
@@ -284,7 +397,13 @@ Status StackSpec::validate() const {
   if (!cache.empty() && cache != "redis") {
     return Status::invalid_field("cache", fmt::format("'{}': the cache is redis", cache));
   }
-  if (!cache.empty() && serve_args.empty()) {
+  if (!db.empty() && db != "postgres") {
+    return Status::invalid_field("db", fmt::format("'{}': the lab starts postgres", db));
+  }
+  if (!db.empty() && !serve_args.empty()) {
+    return Status::invalid_field("db", "postgres, or the state folder's SQLite data: not both");
+  }
+  if (!cache.empty() && serve_args.empty() && db.empty()) {
     return Status::invalid_field(
         "cache",
         "only with the shipment service's data (--db sqlite): the stand-in endpoints "
@@ -421,6 +540,13 @@ Result<Stack> stack_up(const StackSpec& asked) {
     }
     serve_args.insert(serve_args.end(), {"--cache", fmt::format("redis://127.0.0.1:{}", *port)});
   }
+  if (spec.db == "postgres") {
+    if (interrupted(spec.interrupt)) return fail(kInterrupted);
+    auto db = start_postgres(spec, spec.knee_binary);
+    if (!db) return fail(db.status());
+    stack.parts.push_back(db->first);
+    serve_args.insert(serve_args.end(), {"--db", db->second});
+  }
   for (int i = 1; i <= spec.replicas; ++i) {
     StackPart p{
         fmt::format("app{}", i), "replica", 0, 0, fmt::format("{}/app{}.log", spec.dir, i), {}};
@@ -529,6 +655,8 @@ std::vector<PartStatus> stack_status(const Stack& stack) {
     PartStatus st{p, alive(p.pid), false, -1};
     if (st.alive && p.role == "cache") {
       st.answering = redis_pong(p.port);
+    } else if (st.alive && p.role == "db") {
+      st.answering = net::check_reachable(net::loopback_v4(p.port), 1s).is_ok();
     } else if (st.alive) {
       auto r = http_get(p.port, "/health");
       st.answering = r && r->first == 200;

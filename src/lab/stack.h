@@ -45,6 +45,12 @@ struct StackSpec {
   // service, so serve_args must name a data set); "": none.
   std::string cache;
   std::string redis_server = "/usr/bin/redis-server";
+  // "postgres": a PostgreSQL cluster of the stack's own (Debian's; initdb in STATE/stack/pg,
+  // fresh on every up, a free loopback port), loaded with `knee lab data --db URL --records
+  // db_records`, which the replicas serve (knee serve --db URL). As root it runs as the user
+  // postgres, who must be able to enter the state folder. "": none.
+  std::string db;
+  std::string db_records = "100k";
   // Pin each part to a CPU of its own when there are enough (cpu_plan); false: never.
   bool pin = true;
   // Set (by SIGINT/SIGTERM) while the stack starts: no further part is started, those started
@@ -60,8 +66,8 @@ struct StackSpec {
 };
 
 struct StackPart {
-  std::string name;  // "app1".., "nginx", or "redis"
-  std::string role;  // "replica", "balancer" or "cache"
+  std::string name;  // "app1".., "nginx", "redis" or "postgres"
+  std::string role;  // "replica", "balancer", "cache" or "db"
   pid_t pid = 0;
   int port = 0;
   std::string log;                // its stdout and stderr
@@ -80,9 +86,10 @@ struct Stack {
   std::string dir;
   std::string balance;
   std::string next_upstream;
-  int deploys = 0;               // deploys done: the replicas' logs of deploy k are NAME.k.log
-  std::vector<StackPart> parts;  // the cache first if any, the replicas, the balancer last
-  std::string url() const;       // http://127.0.0.1:PORT/, the balancer's
+  int deploys = 0;  // deploys done: the replicas' logs of deploy k are NAME.k.log
+  // The cache and the database first when there are, then the replicas, the balancer last.
+  std::vector<StackPart> parts;
+  std::string url() const;  // http://127.0.0.1:PORT/, the balancer's
 };
 
 // The nginx configuration for `spec` in front of `replicas`: one worker, an upstream with the
@@ -103,7 +110,8 @@ core::Result<Stack> read_stack(const std::string& dir);
 struct PartStatus {
   StackPart part;
   bool alive = false;  // the process exists (and is not a zombie)
-  // GET /health answered 200 (the balancer: through to a replica); the cache: PING, PONG.
+  // GET /health answered 200 (the balancer: through to a replica); the cache: PING, PONG; the
+  // database: its port accepts a connection.
   bool answering = false;
   long long requests = -1;  // a replica's totalRequests from /health; -1 when unknown
 };

@@ -400,6 +400,58 @@ TEST_F(LabStack, ACacheRedisIsSharedByTheReplicasAndStoppedByDown) {
   EXPECT_TRUE(lab_replicas().empty());
 }
 
+// The whole of seed 002's stack: PostgreSQL and Redis started by knee lab up in its state
+// folder, the data set loaded into PostgreSQL, the replicas serving it behind nginx; knee lab
+// down stops all five parts.
+TEST_F(LabStack, ADatabaseAndACacheOfItsOwnServeTheReplicasAndStopWithThem) {
+  // PostgreSQL runs as the user postgres when the test runs as root: it must enter the folder.
+  std::filesystem::permissions(
+      dir_.path(), std::filesystem::perms::owner_all | std::filesystem::perms::group_read |
+                       std::filesystem::perms::group_exec | std::filesystem::perms::others_read |
+                       std::filesystem::perms::others_exec);
+  auto r = up({"--replicas", "2", "--db", "postgres", "--records", "2k", "--cache", "redis"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const json s = stack();
+  ASSERT_EQ(s["parts"].size(), 5u) << s.dump();
+  EXPECT_EQ(s["parts"][0]["name"], "redis");
+  EXPECT_EQ(s["parts"][1]["name"], "postgres");
+  EXPECT_EQ(s["parts"][1]["role"], "db");
+  const pid_t postmaster = s["parts"][1]["pid"];
+  EXPECT_TRUE(alive(postmaster));
+  auto run = run_process({KNEE_BINARY, "run",
+                          "http://127.0.0.1:" + std::to_string(port_) + "/tracking/{shipment}",
+                          "--shipments", "2000", "-c", "4", "-d", "1s", "-w", "0", "--json",
+                          dir_.path() + "/pg.json"});
+  EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
+  std::ifstream in(dir_.path() + "/pg.json");
+  const json doc = json::parse(in, nullptr, false);
+  ASSERT_TRUE(doc.is_object());
+  EXPECT_GT(doc["ok"].get<long long>(), 100);
+  EXPECT_EQ(doc["ok"], doc["requests"]) << "every tracking read found its shipment";
+  const json h = json::parse(
+      testing::Client(*net::resolve("127.0.0.1", s["parts"][2]["port"])).get("/health")->body,
+      nullptr, false);
+  EXPECT_EQ(h["store"]["kind"], "postgresql") << h.dump();
+  auto status = run_process({KNEE_BINARY, "lab", "status", "--state", dir_.path()});
+  EXPECT_EQ(status.exit_code, 0) << status.out;
+  EXPECT_NE(status.out.find("postgres db"), std::string::npos) << status.out;
+  EXPECT_EQ(run_process({KNEE_BINARY, "lab", "down", "--state", dir_.path()}).exit_code, 0);
+  EXPECT_FALSE(alive(postmaster));
+  EXPECT_TRUE(lab_replicas().empty());
+}
+
+// As root, PostgreSQL runs as the user postgres: a state folder it cannot enter is refused
+// before anything starts, with the way out.
+TEST_F(LabStack, ADatabaseInAFolderThePostgresUserCannotEnterIsRefused) {
+  if (::geteuid() != 0) GTEST_SKIP() << "only as root";
+  std::filesystem::permissions(dir_.path(), std::filesystem::perms::owner_all);
+  auto r = up({"--db", "postgres", "--records", "1k"});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("--db: postgres: as root"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("give --state outside it"), std::string::npos) << r.err;
+  EXPECT_TRUE(lab_replicas().empty());
+}
+
 TEST_F(LabStack, ABalancerThatCannotStartStopsTheReplicasAndSaysWhy) {
   // The balancer's port is taken.
   const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
