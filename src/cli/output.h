@@ -49,8 +49,6 @@ class HostObserver final : public engine::MeasureObserver {
  public:
   HostObserver(probes::WatchedProcesses processes, std::optional<lab::Stack> stack,
                std::chrono::milliseconds every);
-  HostObserver(std::optional<int> server_pid, std::chrono::milliseconds every)
-      : HostObserver(probes::WatchedProcesses::server_only(server_pid), std::nullopt, every) {}
   void start() override;
   core::ResourceUse stop() override;
 
