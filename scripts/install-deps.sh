@@ -20,12 +20,14 @@ packages=(
   chromium                           # headless browser: tests/report/html_browser_test.sh
   libsqlite3-dev                     # embedded SQLite: the ladder's rungs (probes/), the service's store (store/)
   libpq-dev                          # libpq: the service's PostgreSQL store (store/pg_store.cc)
-  postgresql                         # initdb/pg_ctl: tests start a PostgreSQL of their own
+  postgresql                         # initdb/pg_ctl: tests start a PostgreSQL of their own; pgbench
   libhiredis-dev                     # hiredis: the service's optional Redis cache (lab/)
   redis-server                       # tests start a redis-server of their own for --cache redis
   prometheus                         # tests/e2e: scrapes knee serve's /metrics; promtool checks it
   curl                               # tests/e2e: a peer client for knee serve over h1, TLS, h2c, h2
   nginx-light                        # knee lab up: the balancer in front of the replicas (lab/stack.cc)
+  fio                                # knee sweep --exec: tests sweep a file's queue depth with fio
+  redis-tools                        # redis-benchmark: tests sweep a redis-server with knee sweep --exec
 )
 
 missing=()

@@ -32,7 +32,7 @@ double p99_growth(const LevelPoint& a, const LevelPoint& b) {
 }  // namespace
 
 KneeVerdict find_knee(std::span<const LevelPoint> points, double min_gain, double min_p99_growth,
-                      std::string_view level_name, double hold_margin) {
+                      std::string_view level_name, double hold_margin, std::string_view unit) {
   KneeVerdict verdict;
   verdict.rule = fmt::format(
       "knee = the smallest {} N[i] where going to the next level gains less than {:g}% "
@@ -70,21 +70,21 @@ KneeVerdict find_knee(std::span<const LevelPoint> points, double min_gain, doubl
           const LevelPoint& c = points[*beaten_by];
           verdict.noisy_index = i + 1;
           not_held = fmt::format(
-              "the rule matched at {} {:g}, but {} {:g} later reached {:.0f} req/s, {:.2f}x its "
-              "{:.0f} req/s ({:.1f}% per doubling), so that knee did not hold: {} {:g} looks "
+              "the rule matched at {} {:g}, but {} {:g} later reached {:.0f} {}, {:.2f}x its "
+              "{:.0f} {} ({:.1f}% per doubling), so that knee did not hold: {} {:g} looks "
               "noisy (a stall or a busy host); rerun it with --repeat 3 or on a quieter host",
-              level_name, a.concurrency, level_name, c.concurrency, c.throughput_rps,
-              c.throughput_rps / a.throughput_rps, a.throughput_rps, beaten_gain * 100, level_name,
-              b.concurrency);
+              level_name, a.concurrency, level_name, c.concurrency, c.throughput_rps, unit,
+              c.throughput_rps / a.throughput_rps, a.throughput_rps, unit, beaten_gain * 100,
+              level_name, b.concurrency);
         }
         continue;
       }
       verdict.index = i;
       verdict.summary = fmt::format(
           "knee at {} {:g}: going to {:g} gains {:.1f}% throughput per doubling "
-          "({:.0f} -> {:.0f} req/s) while p99 grows {:.2f}x ({:.2f} -> {:.2f} ms)",
+          "({:.0f} -> {:.0f} {}) while p99 grows {:.2f}x ({:.2f} -> {:.2f} ms)",
           level_name, a.concurrency, b.concurrency, gain * 100.0, a.throughput_rps,
-          b.throughput_rps, growth, a.p99_ns / kNsPerMs, b.p99_ns / kNsPerMs);
+          b.throughput_rps, unit, growth, a.p99_ns / kNsPerMs, b.p99_ns / kNsPerMs);
       if (!not_held.empty()) verdict.summary += "; earlier, " + not_held;
     }
   }

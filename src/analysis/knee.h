@@ -68,9 +68,11 @@ struct KneeVerdict {
 // Pairs that break the preconditions (unsorted or non-positive concurrency, throughput <= 0, any
 // non-finite value) are skipped, with NaN in gain_per_doubling; a pair whose p99[i] is not > 0
 // cannot show p99 growth and never qualifies. Fewer than 2 points: no knee, no gains.
+// unit: the throughput's unit in the texts ("req/s"; "IOPS", "tps" for an external benchmark,
+// whose LevelPoint::throughput_rps then holds its own rate).
 KneeVerdict find_knee(std::span<const LevelPoint> points, double min_gain = 0.10,
                       double min_p99_growth = 1.5, std::string_view level_name = "concurrency",
-                      double hold_margin = 0.10);
+                      double hold_margin = 0.10, std::string_view unit = "req/s");
 
 // The knee of an open-loop sweep, `points` sorted by target rate (LevelPoint::concurrency holds
 // it, req/s): the last rate before the first level i that completed less than min_served of

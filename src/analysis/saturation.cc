@@ -579,4 +579,172 @@ SaturationVerdict name_saturated_resource(const core::ResourceUse& use,
   return v;
 }
 
+namespace {
+
+std::string external_rule_text(const SaturationThresholds& t) {
+  return fmt::format(
+      "rule, first match wins: client if the benchmark's own job uses >= {:.0f}% of a core, or "
+      "the command >= {:.0f}% of a core per thread (it measures itself); else cpu if the "
+      "target's process (--server-pid) uses >= {:g}% of a core x min(its threads, CPUs) or its "
+      "busiest thread >= {:g}%, or the host's CPUs are >= {:.0f}% busy; else disk if, on the "
+      "device behind the files, await grew >= {:g}x over the previous level while its "
+      "operations per second grew less than {:g}x, with aqu-sz >= {:g}; else network if a link "
+      "carries >= {:.0f}% of its known speed; else none: the benchmark's own concurrency is the "
+      "limit",
+      t.client_thread_cpu_share * 100, t.client_thread_cpu_share * 100, t.server_cpu_pct_per_core,
+      t.server_cpu_pct_per_core, t.cpu_busy_pct, t.disk_await_growth, kExternalDiskFlatGrowth,
+      t.disk_queue_size, t.net_link_util_pct);
+}
+
+Finding check_external_client(const ExternalLevelUse& l, const SaturationThresholds& t) {
+  Finding f;
+  const double limit = t.client_thread_cpu_share * 100;
+  if (is_known(l.busiest_job_cpu_pct)) {
+    f.highest.push_back(fmt::format("client: {}'s busiest job at {:.0f}% of a core", l.tool,
+                                    l.busiest_job_cpu_pct));
+    if (l.busiest_job_cpu_pct >= limit) {
+      f.saturated = true;
+      f.detail = fmt::format(
+          "{} itself: a job used {:.0f}% of a core (its usr + sys CPU), so the benchmark, not the "
+          "device or server, is the limit",
+          l.tool, l.busiest_job_cpu_pct);
+      f.crossings.push_back(fmt::format("client: {}'s job at {:.0f}% of a core (>= {:.0f}%)",
+                                        l.tool, l.busiest_job_cpu_pct, limit));
+    }
+  }
+  if (is_known(l.tool_cpu_cores)) {
+    f.highest.push_back(fmt::format("client: {} used {:.2f} cores", l.tool, l.tool_cpu_cores));
+    if (l.tool_threads > 0 && l.tool_cpu_cores * 100 >= limit * l.tool_threads) {
+      if (!f.saturated) {
+        f.saturated = true;
+        f.detail = fmt::format(
+            "{} itself: it used {:.2f} cores with {} thread{}, so the benchmark, not the device "
+            "or server, is the limit",
+            l.tool, l.tool_cpu_cores, l.tool_threads, l.tool_threads == 1 ? "" : "s");
+      }
+      f.crossings.push_back(fmt::format("client: {} at {:.2f} cores (>= {:.0f}% x {} threads)",
+                                        l.tool, l.tool_cpu_cores, limit, l.tool_threads));
+    }
+  }
+  return f;
+}
+
+Finding check_external_cpu(const core::ResourceUse& use, const SaturationThresholds& t) {
+  if (!known_processes(use).empty()) {
+    Finding f = check_cpu(use, core::ClientUse{}, t);
+    if (f.saturated) return f;
+  }
+  Finding f;
+  if (!is_known(use.cpu_busy_all_pct)) return f;
+  f.highest.push_back(fmt::format("cpu: the host's CPUs {:.0f}% busy", use.cpu_busy_all_pct));
+  if (use.cpu_busy_all_pct >= t.cpu_busy_pct) {
+    f.saturated = true;
+    f.detail = fmt::format(
+        "the host's CPUs at {:.0f}% busy on average, shared by the benchmark and its target",
+        use.cpu_busy_all_pct);
+    f.crossings.push_back(fmt::format("cpu: the host's CPUs {:.0f}% busy (>= {:.0f}%)",
+                                      use.cpu_busy_all_pct, t.cpu_busy_pct));
+  }
+  return f;
+}
+
+Finding check_external_disk(const core::ResourceUse& use, const ExternalLevelUse& l,
+                            const core::ResourceUse* previous, const SaturationThresholds& t) {
+  Finding f;
+  for (const core::DiskUse& d : use.disks) {
+    if (!l.device.empty() && d.device != l.device) continue;
+    if (l.device.empty() && l.files_in_memory) continue;
+    const double ops = d.reads_per_s + d.writes_per_s;
+    const double now = await_ms(d);
+    f.highest.push_back(
+        fmt::format("disk: {} {:.0f} ops/s, %util {:.0f}%, aqu-sz {:.2f}, await {:.2f} ms",
+                    d.device, ops, d.util_pct, d.queue_size, now));
+    const core::DiskUse* prev = find_disk(previous, d.device);
+    if (prev == nullptr || !is_known(now) || !is_known(d.queue_size)) continue;
+    const double before = await_ms(*prev);
+    const double prev_ops = prev->reads_per_s + prev->writes_per_s;
+    if (!is_known(before) || !(before > 0) || !(prev_ops > 0) || !is_known(ops)) continue;
+    const double await_growth = now / before, ops_growth = ops / prev_ops;
+    if (await_growth >= t.disk_await_growth && ops_growth < kExternalDiskFlatGrowth &&
+        d.queue_size >= t.disk_queue_size) {
+      f.crossings.push_back(fmt::format(
+          "disk: {} await {:.1f}x the previous level's ({:.2f} -> {:.2f} ms, >= {:g}x) while its "
+          "ops/s grew {:.2f}x (< {:g}x), aqu-sz {:.2f}",
+          d.device, await_growth, before, now, t.disk_await_growth, ops_growth,
+          kExternalDiskFlatGrowth, d.queue_size));
+      if (!f.saturated) {
+        f.saturated = true;
+        f.detail = fmt::format(
+            "disk {}: {:.0f} ops/s, {:.2f}x the previous level's, while await grew {:.1f}x "
+            "({:.2f} -> {:.2f} ms) with {:.1f} I/Os queued (aqu-sz), {:.0f}% util: more in flight "
+            "only waits",
+            d.device, ops, ops_growth, await_growth, before, now, d.queue_size, d.util_pct);
+      }
+    }
+  }
+  return f;
+}
+
+}  // namespace
+
+SaturationVerdict name_external_limit(const core::ResourceUse& use, const ExternalLevelUse& level,
+                                      const core::ResourceUse* previous_use,
+                                      const SaturationThresholds& thresholds) {
+  core::ResourceUse net_only;  // the network rule's link figures, none of knee's own sockets
+  net_only.nets = use.nets;
+  Finding network = check_network(net_only, core::ClientUse{}, thresholds);
+  network.crossings.erase(
+      std::remove_if(network.crossings.begin(), network.crossings.end(),
+                     [](const std::string& c) { return c.find("link") == std::string::npos; }),
+      network.crossings.end());
+  network.saturated = !network.crossings.empty();
+  std::pair<const char*, Finding> findings[] = {
+      {"client", check_external_client(level, thresholds)},
+      {"cpu", check_external_cpu(use, thresholds)},
+      {"disk", check_external_disk(use, level, previous_use, thresholds)},
+      {"network", std::move(network)},
+  };
+  SaturationVerdict v;
+  v.rule = external_rule_text(thresholds);
+  v.resource = "none";
+  v.detail = is_known(level.in_flight)
+                 ? fmt::format(
+                       "nothing saturated: the benchmark's own concurrency ({:g} in flight) is "
+                       "the limit",
+                       level.in_flight)
+                 : std::string("nothing saturated: the benchmark's own concurrency is the limit");
+  if (is_known(level.in_flight) && is_known(level.x_times_mean_r) &&
+      level.x_times_mean_r < 0.5 * level.in_flight) {
+    v.detail = fmt::format(
+        "nothing saturated: the benchmark kept {:.2f} of its {:g} in flight busy (X * mean R), "
+        "so its own pacing (a rate cap, think time) is the limit",
+        level.x_times_mean_r, level.in_flight);
+  }
+  const Finding* named = nullptr;
+  for (const auto& [resource, finding] : findings) {
+    if (!finding.saturated) continue;
+    v.resource = resource;
+    v.detail = finding.detail;
+    named = &finding;
+    break;
+  }
+  for (const auto& [resource, finding] : findings) {
+    if (named == nullptr) {
+      v.evidence.insert(v.evidence.end(), finding.highest.begin(), finding.highest.end());
+    } else if (&finding == named) {
+      v.evidence.insert(v.evidence.begin(), finding.crossings.begin(), finding.crossings.end());
+    } else {
+      v.evidence.insert(v.evidence.end(), finding.crossings.begin(), finding.crossings.end());
+    }
+  }
+  if (level.files_in_memory) {
+    v.evidence.push_back("disk: the files are in memory (tmpfs or ramfs): no device behind them");
+  }
+  if (use.intervals == 0) v.evidence.push_back("no host figures were measured");
+  if (std::string pressure = pressure_line(use); !pressure.empty()) {
+    v.evidence.push_back(std::move(pressure));
+  }
+  return v;
+}
+
 }  // namespace knee::analysis

@@ -149,4 +149,43 @@ SaturationVerdict name_saturated_resource(const core::ResourceUse& use,
                                           const SaturationThresholds& thresholds = {},
                                           const core::ResourceUse* previous_level = nullptr);
 
+// One level of an external benchmark (`knee sweep --exec`, engine/external.h) as the limit
+// rule below reads it: what the tool said about itself, and which disk is behind its files.
+struct ExternalLevelUse {
+  std::string tool;                        // "fio", "pgbench", "redis-benchmark", "json"
+  double tool_cpu_cores = core::kUnknown;  // the command's CPU over wall time (rusage), cores
+  int tool_threads = 0;                    // its threads or processes doing the work; 0 unknown
+  double busiest_job_cpu_pct = core::kUnknown;  // fio: a job's usr_cpu + sys_cpu, % of a core
+  double in_flight = core::kUnknown;            // operations it kept in flight (Little's N)
+  double x_times_mean_r = core::kUnknown;       // the N its throughput and mean latency imply
+  std::string device;                           // the disk behind its files; "" unknown or none
+  bool files_in_memory = false;  // its files are on tmpfs/ramfs: no device behind them
+};
+
+// Device operations per second (r/s + w/s) must grow by less than this between two levels for
+// their growing await to mean a saturated disk rather than a deeper queue that still pays.
+inline constexpr double kExternalDiskFlatGrowth = 1.10;
+
+// The limit of one external benchmark level. The rule, first match wins:
+//   1. client  the benchmark itself: a job's own CPU >= client_thread_cpu_share of a core (fio's
+//              usr_cpu + sys_cpu), or the command's CPU >= that share x its threads when both are
+//              known. The numbers then measure the tool, not the device or server.
+//   2. cpu     the target's process (ResourceUse::server, --server-pid) as in
+//              name_saturated_resource's rule 3; else the host's CPUs >= cpu_busy_pct (90 %) busy
+//              on average (the benchmark and its target share this host).
+//   3. disk    the device behind the files (every disk when unknown): since the previous level,
+//              await grew >= disk_await_growth (1.5x) while its operations per second grew less
+//              than kExternalDiskFlatGrowth (1.1x), with aqu-sz >= disk_queue_size (1): more in
+//              flight only queued. %util alone is not used: a device that serves requests in
+//              parallel is 100 % "utilised" with one in flight. The first level has no previous.
+//   4. network an interface >= net_link_util_pct (80 %) of its known link speed.
+//   5. none    "nothing saturated: the benchmark's own concurrency (N in flight) is the limit":
+//              a deeper queue, more clients or a higher rate cap would still add throughput.
+//              When X * mean R is below half of N, the tool did not keep N busy: its own pacing
+//              (a rate cap, think time) is the limit, and the words say so.
+// previous, previous_use: the level before (lower N), nullptr for the first.
+SaturationVerdict name_external_limit(const core::ResourceUse& use, const ExternalLevelUse& level,
+                                      const core::ResourceUse* previous_use,
+                                      const SaturationThresholds& thresholds = {});
+
 }  // namespace knee::analysis

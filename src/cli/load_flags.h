@@ -11,6 +11,7 @@
 
 #include "core/status.h"
 #include "engine/load.h"
+#include "engine/plan.h"
 
 namespace knee::cli {
 
@@ -88,6 +89,11 @@ struct LoadFlags {
   // kIoError when --body-file cannot be read. A --mix with rates (=R/s) and no -r makes the run
   // open loop at their sum.
   core::Result<engine::LoadOptions> to_options(bool with_url = true) const;
+  // `knee sweep`'s plan: one level per concurrency (closed loop) or rate (open loop), the base
+  // options checked with the largest level's connections (-t may exceed run's default of 10);
+  // sets `connections` to it. An error on connections names --levels.
+  core::Result<engine::Plan> sweep_plan(const std::vector<int64_t>& levels, bool by_rate,
+                                        std::optional<int> max_connections, int repeats);
   // --mix into o.mix (bodies read from their files), and the open loop's rate its weights make
   // when they are rates. Errors: kInvalidArgument for a bad --mix (engine::parse_mix), with -m or
   // a body, or an unreadable body file.

@@ -4,6 +4,7 @@
 #include "cli/load_flags.h"
 #include "core/files.h"
 #include "core/units.h"
+#include "engine/plan.h"
 #include "http/url.h"
 
 namespace knee::cli {
@@ -167,6 +168,23 @@ Result<engine::LoadOptions> LoadFlags::to_options(bool with_url) const {
   }
   if (Status s = o.validate(); !s) return s;
   return o;
+}
+
+Result<engine::Plan> LoadFlags::sweep_plan(const std::vector<int64_t>& levels, bool by_rate,
+                                           std::optional<int> max_connections, int repeats) {
+  connections = by_rate ? max_connections.value_or(engine::LoadOptions::default_pool_size(
+                              static_cast<double>(levels.back())))
+                        : static_cast<int>(levels.back());
+  auto base = to_options();
+  if (!base) {
+    if (base.status().field() == "connections") return base.status().with_field("levels");
+    return base.status();
+  }
+  if (!by_rate && base->rate_rps) {  // a --mix of rates (=R/s)
+    return Status::invalid_field("mix", "rates make an open loop: use --rate RATES, or ratios");
+  }
+  base->max_connections = max_connections;
+  return engine::sweep_plan(*base, levels, by_rate, repeats);
 }
 
 Result<std::pair<std::string, std::string>> parse_header(const std::string& text) {

@@ -1,10 +1,12 @@
 // `knee sweep [URL]`: the main job. Runs closed-loop levels of concurrency (or open-loop arrival
 // rates) against one target, prints the seed's table with X * mean R, marks the knee, checks
 // Little's law and names the saturated resource of every level. Without a URL it measures the
-// built-in lab server, started as a child process on its own CPU.
+// built-in lab server, started as a child process on its own CPU; with --exec, an external
+// benchmark (cli/exec_sweep.h).
 #include <fmt/core.h>
 
 #include "cli/command.h"
+#include "cli/exec_sweep.h"
 #include "cli/interrupt.h"
 #include "cli/load_flags.h"
 #include "cli/output.h"
@@ -63,11 +65,17 @@ class SweepCommand final : public Subcommand {
                  "certificate the client does not verify)");
     add_threshold_option(app, threshold_texts_);
     add_progress_flags(app, progress_flags_);
+    exec_.add_to(app);
   }
 
   int run() override {
     // Everything the user typed is checked before anything starts.
     outputs_.resolve(*app_, flags_.url);
+    if (exec_.given()) {
+      return run_exec_sweep(
+          exec_, {app_, levels_, repeat_, app_->count("--timeout") > 0 ? flags_.timeout : "",
+                  sample_every_, &outputs_, &target_, &progress_flags_});
+    }
     const bool by_rate = !rates_.empty();
     if (Status s = LoadFlags::check_open_loop_only(*app_, by_rate, "--rate RATES"); !s) {
       return report_failure(s);
@@ -97,7 +105,7 @@ class SweepCommand final : public Subcommand {
     if (builtin) {
       flags_.url = std::string(server_tls_ ? "https" : "http") + "://127.0.0.1:1" + kLabPath;
     }
-    auto plan = plan_of(*levels, by_rate);
+    auto plan = flags_.sweep_plan(*levels, by_rate, max_connections_, repeat_);
     if (!plan) return report_failure(plan.status());
     ResultFiles files;
     if (Status s = files.open(outputs_); !s) return report_failure(s);
@@ -193,6 +201,7 @@ class SweepCommand final : public Subcommand {
   bool server_tls_ = false;
   std::vector<std::string> threshold_texts_;  // --threshold, checked on every level's median run
   ProgressFlags progress_flags_;              // --quiet, --no-color
+  ExecSweepFlags exec_;                       // --exec: an external benchmark instead
 
   // The built-in server's flags only without a URL, --server-pid only with one.
   Status check_server_flags(bool builtin) const {
@@ -221,25 +230,6 @@ class SweepCommand final : public Subcommand {
                       target_.stack ? "--stack" : "--server-pid"));
     }
     return Status::ok();
-  }
-
-  // One level per concurrency (closed loop) or rate (open loop). The base options are checked
-  // with the largest level's connections (-t may exceed run's default of 10).
-  core::Result<engine::Plan> plan_of(const std::vector<int64_t>& levels, bool by_rate) {
-    flags_.connections = by_rate ? max_connections_.value_or(engine::LoadOptions::default_pool_size(
-                                       static_cast<double>(levels.back())))
-                                 : static_cast<int>(levels.back());
-    auto base = flags_.to_options();
-    if (!base) {
-      if (base.status().field() == "connections") return base.status().with_field("levels");
-      return base.status();
-    }
-    if (!by_rate && base->rate_rps) {  // a --mix of rates (=R/s)
-      return core::Status::invalid_field("mix",
-                                         "rates make an open loop: use --rate RATES, or ratios");
-    }
-    base->max_connections = max_connections_;
-    return engine::sweep_plan(*base, levels, by_rate, repeat_);
   }
 };
 

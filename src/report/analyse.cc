@@ -67,6 +67,8 @@ std::optional<DemandFigures> service_demand(const core::ResourceUse& u, double t
   return d;
 }
 
+}  // namespace
+
 ResourceFigures resource_figures(const core::ResourceUse& u) {
   ResourceFigures f;
   f.window_s = u.window_s;
@@ -94,6 +96,8 @@ ResourceFigures resource_figures(const core::ResourceUse& u) {
   for (const core::ProcessUse& b : u.backends) f.backends.push_back(process_figures(b));
   return f;
 }
+
+namespace {
 
 // The latency spectrum (HdrHistogram's percentile distribution) at fixed percentiles, for the
 // HTML report's latency-by-percentile chart; empty without responses.
@@ -146,9 +150,13 @@ std::vector<IntervalFigures> intervals_of(const std::vector<core::LatencyInterva
   return out;
 }
 
+}  // namespace
+
 LittleFigures little_figures(const analysis::LittleCheck& l) {
   return LittleFigures{l.n_expected, known(l.n_eff), known(l.ratio), l.holds};
 }
+
+namespace {
 
 bool kept_schedule(const RunFigures& r) {
   if (!r.open || r.duration_s <= 0) return true;

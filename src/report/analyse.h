@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/little.h"
 #include "analysis/threshold.h"
 #include "core/histogram.h"
 #include "core/run_stats.h"
@@ -28,6 +29,9 @@ size_t median_index(const std::vector<core::RunResult>& runs);
 // Summaries of histograms and host context as the documents hold them.
 LatencySummary latency_summary(const core::Histogram& h);
 HostFigures host_figures(const probes::HostContext& h);
+// The host's figures over a window as written (unknown figures empty), and a Little's law check.
+ResourceFigures resource_figures(const core::ResourceUse& u);
+LittleFigures little_figures(const analysis::LittleCheck& l);
 // One run's figures (everything but the verdicts).
 RunFigures run_figures(const core::RunResult& r);
 

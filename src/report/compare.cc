@@ -36,8 +36,8 @@ std::string figure_text(const std::string& name, const Range& r, int repeats) {
                      decimals, r.max * scale, decimals);
 }
 
-std::string figure_label(const std::string& name) {
-  if (name == "throughput_rps") return "throughput(req/s)";
+std::string figure_label(const std::string& name, const std::optional<std::string>& unit) {
+  if (name == "throughput_rps") return fmt::format("throughput({})", unit.value_or("req/s"));
   if (name == "p50_ns") return "p50(ms)";
   if (name == "p90_ns") return "p90(ms)";
   if (name == "p99_ns") return "p99(ms)";
@@ -45,6 +45,12 @@ std::string figure_label(const std::string& name) {
 }
 
 std::string side_text(const char* letter, const CompareSideFigures& s) {
+  if (s.kind == "external_sweep") {
+    return fmt::format(
+        "  {} = {}: a sweep of {} ({}), {} repeat{}, started {}\n      command: {}\n", letter,
+        s.file, s.protocol.value_or("?"), s.unit.value_or("?"), s.repeats,
+        s.repeats == 1 ? "" : "s", s.started_at, s.target);
+  }
   return fmt::format(
       "  {} = {}: {}, {} client thread{}, {:.2f} s measured per {}, {} repeat{}, started {}\n"
       "      target: {}{}\n",
@@ -80,10 +86,27 @@ CompareSide side_of(const std::string& label, const std::string& kind, const std
 }
 
 CompareSideFigures side_figures(const CompareSide& s) {
-  return CompareSideFigures{
-      s.label,      s.kind,       s.open ? LoopMode::kOpen : LoopMode::kClosed,
-      s.target,     s.started_at, s.threads,
-      s.duration_s, s.repeats,    s.protocol};
+  return CompareSideFigures{s.label,
+                            s.kind,
+                            s.open ? LoopMode::kOpen : LoopMode::kClosed,
+                            s.target,
+                            s.started_at,
+                            s.threads,
+                            s.duration_s,
+                            s.repeats,
+                            s.protocol,
+                            s.unit.empty() ? std::nullopt : std::optional<std::string>(s.unit)};
+}
+
+// An external sweep's level: throughput and p99 over its repeats (the tools give no other
+// percentile ranges; the others stay 0 and are left out of the comparison).
+CompareLevel external_level(const ExternalLevelFigures& l) {
+  CompareLevel c;
+  c.key = l.level;
+  c.repeats = std::max(1, l.repeats);
+  c.throughput_rps = l.throughput;
+  if (l.latency_p99_ns) c.p99_ns = *l.latency_p99_ns;
+  return c;
 }
 
 }  // namespace
@@ -101,8 +124,20 @@ Result<CompareSide> compare_side(const Document& doc, const std::string& label) 
     for (const LevelFigures& l : sweep->levels) side.levels.push_back(compare_level(l));
     return side;
   }
+  if (const auto* ext = std::get_if<ExternalSweepDocument>(&doc)) {
+    CompareSide side;
+    side.label = label;
+    side.kind = "external_sweep";
+    side.target = ext->command;
+    side.started_at = ext->started_at;
+    side.repeats = ext->repeats;
+    side.protocol = ext->adapter;
+    side.unit = ext->unit;
+    for (const ExternalLevelFigures& l : ext->levels) side.levels.push_back(external_level(l));
+    return side;
+  }
   return wrong_document(label, doc, "knee report a.json b.json",
-                        "two results of knee run or knee sweep");
+                        "two results of knee run or knee sweep, or two of knee sweep --exec");
 }
 
 std::string_view difference_text(Difference d) {
@@ -154,6 +189,14 @@ Result<ComparisonDocument> compare(const CompareSide& a, const CompareSide& b) {
         "cannot be matched; compare two closed-loop or two open-loop results",
         a.label, a.open ? "an open" : "a closed", b.label, b.open ? "an open" : "a closed"));
   }
+  const bool external = a.kind == "external_sweep";
+  if (external != (b.kind == "external_sweep") || (external && a.unit != b.unit)) {
+    return Status::invalid_argument(fmt::format(
+        "{} is {} and {} is {}: their throughputs are not the same figure; compare two HTTP "
+        "results, or two sweeps of the same tool",
+        a.label, external ? "a sweep of " + a.protocol : a.kind, b.label,
+        b.kind == "external_sweep" ? "a sweep of " + b.protocol : b.kind));
+  }
   ComparisonDocument c;
   c.key = a.open ? "rate_rps" : "concurrency";
   c.a = side_figures(a);
@@ -180,6 +223,7 @@ Result<ComparisonDocument> compare(const CompareSide& a, const CompareSide& b) {
       FigureFigures fc;
       fc.a = la->*members[f];
       fc.b = lb.*members[f];
+      if (external && fc.a.median == 0 && fc.b.median == 0) continue;  // not measured
       if (fc.a.median != 0) fc.ratio = fc.b.median / fc.a.median;
       fc.difference = std::string(difference_name(classify(fc.a, la->repeats, fc.b, lb.repeats)));
       level.figures[kComparedFigures[f]] = std::move(fc);
@@ -204,7 +248,10 @@ Result<ComparisonDocument> compare(const Document& a, const std::string& label_a
 std::vector<std::vector<std::string>> compare_rows(const ComparisonDocument& c) {
   const bool open = c.a.mode == LoopMode::kOpen;
   std::vector<std::vector<std::string>> rows;
-  rows.push_back({open ? "rate(req/s)" : "concurrency", "figure", "a", "b", "b/a", "verdict"});
+  rows.push_back({open                           ? "rate(req/s)"
+                  : c.a.kind == "external_sweep" ? "level"
+                                                 : "concurrency",
+                  "figure", "a", "b", "b/a", "verdict"});
   for (const CompareLevelFigures& level : c.levels) {
     const LevelKey key = level.rate_rps ? *level.rate_rps : level.concurrency.value_or(LevelKey{});
     bool first = true;
@@ -212,7 +259,7 @@ std::vector<std::vector<std::string>> compare_rows(const ComparisonDocument& c) 
       auto it = level.figures.find(name);
       if (it == level.figures.end()) continue;
       const FigureFigures& f = it->second;
-      rows.push_back({first ? key_text(key.value, open) : "", figure_label(name),
+      rows.push_back({first ? key_text(key.value, open) : "", figure_label(name, c.a.unit),
                       figure_text(name, f.a, level.a_repeats),
                       figure_text(name, f.b, level.b_repeats),
                       f.ratio ? fmt::format("{:.2f}x", *f.ratio) : "-",
@@ -231,13 +278,15 @@ std::string render_compare_text(const ComparisonDocument& c) {
   out += fmt::format(
       "  levels matched by {}; figures are the median (min-max) over the repeats; a difference "
       "counts when both files have repeats and the two min-max ranges do not overlap\n\n",
-      open ? "arrival rate" : "concurrency");
+      open                           ? "arrival rate"
+      : c.a.kind == "external_sweep" ? "level (the N put into {N})"
+                                     : "concurrency");
   if (c.levels.empty()) {
     out += "no level is in both files\n";
   } else {
     out += render_table(compare_rows(c), {false, true, false, false, false, true});
   }
-  const char* what = open ? "rate" : "concurrency";
+  const char* what = open ? "rate" : c.a.kind == "external_sweep" ? "level" : "concurrency";
   if (!c.only_in_a.empty()) {
     out += fmt::format("only in a ({}): {} {}\n", c.a.file, what, keys_text(c.only_in_a, open));
   }

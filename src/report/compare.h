@@ -40,7 +40,7 @@ struct CompareLevel {
 // What one file says, reduced to what a comparison needs.
 struct CompareSide {
   std::string label;   // the file name as given
-  std::string kind;    // "run" or "sweep"
+  std::string kind;    // "run", "sweep" or "external_sweep"
   bool open = false;   // open loop: levels keyed by rate
   std::string target;  // as recorded
   std::string started_at;
@@ -49,6 +49,7 @@ struct CompareSide {
   int repeats = 1;                   // params.repeats
   std::string protocol;              // report::protocol_name() of the file's params
   std::vector<CompareLevel> levels;  // in the file's order
+  std::string unit;                  // an external sweep's throughput unit; "" for req/s
 };
 
 // The side of a comparison that a run or sweep document gives. Errors (kInvalidArgument, naming

@@ -446,6 +446,70 @@ void describe(Io& io, DemandFigures& d) {
 }
 
 template <class Io>
+void describe(Io& io, ExternalResultFigures& f) {
+  io.omittable("name", f.name);
+  io.nullable("throughput", f.throughput);
+  io.omittable("bandwidth_bytes_per_s", f.bandwidth_bytes_per_s);
+  io.nullable("latency_mean_ns", f.latency_mean_ns);
+  io.nullable("latency_p50_ns", f.latency_p50_ns);
+  io.nullable("latency_p90_ns", f.latency_p90_ns);
+  io.nullable("latency_p99_ns", f.latency_p99_ns);
+  io.nullable("latency_p999_ns", f.latency_p999_ns);
+  io.nullable("latency_max_ns", f.latency_max_ns);
+  io.nullable("in_flight", f.in_flight);
+  io.omittable("cpu_pct", f.cpu_pct);
+  io("errors", f.errors);
+}
+
+template <class Io>
+void describe(Io& io, ExternalRunFigures& r) {
+  io("command", r.command);
+  io("wall_s", r.wall_s);
+  io.nullable("runtime_s", r.runtime_s);
+  io.nullable("tool_cpu_cores", r.tool_cpu_cores);
+  io.omittable("tool_threads", r.tool_threads);
+  io("total", r.total);
+  io.omit_empty("jobs", r.jobs);
+  io.omit_empty("notes", r.notes);
+  io.nullable("resources", r.resources);
+}
+
+template <class Io>
+void describe(Io& io, ExternalLevelFigures& l) {
+  io("level", l.level);
+  io.flatten(l.median);
+  io("repeats", l.repeats);
+  io("throughput_range", l.throughput);
+  io.omittable("latency_mean_ns_range", l.latency_mean_ns);
+  io.omittable("latency_p99_ns_range", l.latency_p99_ns);
+  io.omit_empty("runs", l.runs);
+  io.omittable("little", l.little);
+  io.omittable("disk", l.disk);
+  io("saturated", l.saturated);
+}
+
+template <class Io>
+void describe(Io& io, ExternalSweepDocument& d) {
+  io("command", d.command);
+  io("adapter", d.adapter);
+  io("unit", d.unit);
+  io("started_at", d.started_at);
+  io("repeats", d.repeats);
+  io("timeout_s", d.timeout_s);
+  io.omit_empty("files", d.files);
+  io.omittable("device", d.device);
+  io.omittable("fs_type", d.fs_type);
+  io("levels", d.levels);
+  io("knee", d.knee);
+  io.nullable("usl", d.usl);
+  io.omittable("usl_error", d.usl_error);
+  io.omittable("failed", d.failed);
+  io("interrupted", d.interrupted);
+  io("warnings", d.warnings);
+  io("host", d.host);
+}
+
+template <class Io>
 void describe(Io& io, SweepDocument& d) {
   io("target", d.target);
   io("started_at", d.started_at);
@@ -792,6 +856,7 @@ void describe(Io& io, CompareSideFigures& s) {
   io("duration_s", s.duration_s);
   io("repeats", s.repeats);
   io.omittable("protocol", s.protocol);
+  io.omittable("unit", s.unit);
 }
 
 template <class Io>
@@ -885,6 +950,10 @@ constexpr KindName kind_of<ComparisonDocument>() {
 template <>
 constexpr KindName kind_of<LatencyReportDocument>() {
   return {"latency", nullptr};
+}
+template <>
+constexpr KindName kind_of<ExternalSweepDocument>() {
+  return {"external_sweep", nullptr};
 }
 
 // Version 1 open-loop levels and runs: `concurrency` was the pool's cap and `sent` counted
@@ -1065,6 +1134,7 @@ Result<Document> from_json(const json& in, const std::string& label) {
   if (kind == "probe") return read_as<ProbeDocument>(j, label);
   if (kind == "comparison") return read_as<ComparisonDocument>(j, label);
   if (kind == "latency") return read_as<LatencyReportDocument>(j, label);
+  if (kind == "external_sweep") return read_as<ExternalSweepDocument>(j, label);
   if (kind == "model") {
     if (model == "little") return read_as<LittleDocument>(j, label);
     if (model == "M/M/1") return read_as<Mm1Document>(j, label);
@@ -1074,8 +1144,8 @@ Result<Document> from_json(const json& in, const std::string& label) {
         "{}: model '{}' is not one knee writes (little, M/M/1, M/M/c, USL)", label, model));
   }
   return Status::invalid_argument(fmt::format(
-      "{}: kind '{}' is not one knee writes (run, sweep, scenarios, capacity, ladder, probe, "
-      "model, comparison, latency)",
+      "{}: kind '{}' is not one knee writes (run, sweep, external_sweep, scenarios, capacity, "
+      "ladder, probe, model, comparison, latency)",
       label, kind));
 }
 
@@ -1106,6 +1176,9 @@ std::string kind_words(const Document& doc) {
     std::string operator()(const ComparisonDocument&) const { return "a comparison"; }
     std::string operator()(const LatencyReportDocument&) const {
       return "a latency summary of HdrHistogram logs";
+    }
+    std::string operator()(const ExternalSweepDocument& d) const {
+      return fmt::format("a sweep of an external benchmark ({})", d.adapter);
     }
   };
   return std::visit(Words{}, doc);

@@ -438,6 +438,64 @@ struct SweepDocument {
   bool operator==(const SweepDocument&) const = default;
 };
 
+// `knee sweep --exec`: an external benchmark swept over levels (engine/external.h). Throughput
+// is in the tool's own unit (the document's `unit`: IOPS, tps, ops/s), per second.
+struct ExternalResultFigures {  // one job or test of the tool, or the run's total
+  std::optional<std::string> name;
+  std::optional<double> throughput, bandwidth_bytes_per_s;
+  std::optional<double> latency_mean_ns, latency_p50_ns, latency_p90_ns, latency_p99_ns,
+      latency_p999_ns, latency_max_ns;
+  std::optional<double> in_flight;  // what the tool kept in flight (Little's N)
+  std::optional<double> cpu_pct;    // the tool's own CPU for it (fio), % of one core
+  uint64_t errors = 0;
+  bool operator==(const ExternalResultFigures&) const = default;
+};
+struct ExternalRunFigures {
+  std::string command;  // as run, {N} replaced
+  double wall_s = 0;
+  std::optional<double> runtime_s;       // the tool's own measured time
+  std::optional<double> tool_cpu_cores;  // the command's CPU over wall time (rusage)
+  std::optional<int> tool_threads;
+  ExternalResultFigures total;
+  std::vector<ExternalResultFigures> jobs;  // when the tool reported several
+  std::vector<std::string> notes;           // what the adapter noticed
+  std::optional<ResourceFigures> resources;
+  bool operator==(const ExternalRunFigures&) const = default;
+};
+struct ExternalLevelFigures {
+  int level = 0;              // the N put into {N}
+  ExternalRunFigures median;  // the repeat whose throughput is the median (the lower middle one)
+  int repeats = 1;
+  Range throughput;
+  std::optional<Range> latency_mean_ns, latency_p99_ns;
+  std::vector<ExternalRunFigures> runs;  // every repeat, with 2 or more
+  std::optional<LittleFigures> little;   // when the tool's N and mean latency are known
+  std::optional<DiskFigures> disk;       // the device behind the files, in this level
+  SaturatedFigures saturated;
+  bool operator==(const ExternalLevelFigures&) const = default;
+};
+struct ExternalSweepDocument {
+  std::string command;  // the template, with {N}
+  std::string adapter;  // fio, pgbench, redis-benchmark, json
+  std::string unit;     // IOPS, tps, ops/s, or the json adapter's
+  std::string started_at;
+  int repeats = 1;
+  double timeout_s = 0;
+  std::vector<std::string> files;     // fio: the files the jobs used
+  std::optional<std::string> device;  // the block device behind them
+  std::optional<std::string> fs_type;
+  std::vector<ExternalLevelFigures> levels;
+  KneeFigures knee;
+  std::optional<UslFigures> usl;
+  std::optional<std::string> usl_error;
+  // Why the sweep stopped before its last level (the levels before it are kept).
+  std::optional<std::string> failed;
+  bool interrupted = false;
+  std::vector<std::string> warnings;
+  HostFigures host;
+  bool operator==(const ExternalSweepDocument&) const = default;
+};
+
 // `knee run --scenario ...`: one run document per scenario, by name, and the names in the order
 // they were given.
 struct ScenariosDocument {
@@ -680,6 +738,7 @@ struct CompareSideFigures {
   double duration_s = 0;
   int repeats = 1;
   std::optional<std::string> protocol;  // "HTTP/2 over TLS, 10 streams per connection (...)"
+  std::optional<std::string> unit;      // an external sweep's throughput unit (IOPS, tps)
   bool operator==(const CompareSideFigures&) const = default;
 };
 struct FigureFigures {
@@ -714,9 +773,10 @@ struct LatencyReportDocument {
   bool operator==(const LatencyReportDocument&) const = default;
 };
 
-using Document = std::variant<RunDocument, SweepDocument, ScenariosDocument, CapacityDocument,
-                              LadderDocument, ProbeDocument, LittleDocument, Mm1Document,
-                              MmcDocument, UslDocument, ComparisonDocument, LatencyReportDocument>;
+using Document =
+    std::variant<RunDocument, SweepDocument, ScenariosDocument, CapacityDocument, LadderDocument,
+                 ProbeDocument, LittleDocument, Mm1Document, MmcDocument, UslDocument,
+                 ComparisonDocument, LatencyReportDocument, ExternalSweepDocument>;
 
 // The JSON of a document, with schema_version and kind (and `model` for the model documents).
 nlohmann::json to_json(const Document& doc);

@@ -13,6 +13,7 @@
 #include "analysis/usl.h"
 #include "report/compare.h"
 #include "report/document.h"
+#include "report/external.h"
 #include "report/render.h"
 #include "report/web_assets.h"
 
@@ -1029,9 +1030,115 @@ core::Result<std::string> render_compare_html(const SweepDocument& a, const Swee
   return page(title, body, "", *data);
 }
 
+json html_chart_data(const ExternalSweepDocument& doc) {
+  json data{{"kind", "sweep"}, {"charts", json::array()}};
+  const std::string level = level_name_of(doc.command);
+  const std::string unit = doc.unit.empty() ? "ops/s" : doc.unit;
+  const std::string x_label = fmt::format("{} (the level put into {{N}})", level);
+  json marks = json::array();
+  if (doc.knee.index) {
+    marks.push_back(
+        json{{"x", doc.levels[*doc.knee.index].level},
+             {"label", fmt::format("knee: {} {}", level, doc.levels[*doc.knee.index].level)},
+             {"style", "knee"}});
+  }
+  std::map<double, std::vector<std::optional<double>>> x_rows, lat_rows, little_rows;
+  json labels = json::array();
+  for (const ExternalLevelFigures& l : doc.levels) {
+    const double x = l.level;
+    put(x_rows, x, 1, 0, l.throughput.median);
+    labels.push_back(json{{"series", 0}, {"x", x}, {"text", l.saturated.resource}});
+    const ExternalResultFigures& t = l.median.total;
+    auto ms = [](std::optional<double> ns) {
+      return ns ? std::optional<double>(ms_of(*ns)) : std::nullopt;
+    };
+    put(lat_rows, x, 2, 0, ms(t.latency_mean_ns));
+    put(lat_rows, x, 2, 1, ms(t.latency_p99_ns));
+    if (l.little && l.little->x_times_mean_r) {
+      put(little_rows, x, 2, 0, *l.little->x_times_mean_r);
+      put(little_rows, x, 2, 1, l.little->n);
+    }
+  }
+  json c = chart("throughput", "Throughput against " + level,
+                 "The tool's own throughput per level (median of repeats), the knee marked and the "
+                 "limit named at each point.",
+                 x_label, "log2", json::array({axis("throughput (" + unit + ")")}));
+  c["series"].push_back(series("throughput", 0, "points"));
+  c["data"] = aligned(x_rows, 1);
+  c["marks"] = marks;
+  c["point_labels"] = labels;
+  data["charts"].push_back(std::move(c));
+  json lat = chart("latency", "Latency against " + level,
+                   "Mean and p99 latency as the tool reports them (pgbench gives no p99).", x_label,
+                   "log2", json::array({axis("latency (ms)")}));
+  lat["log_toggle"] = true;
+  lat["series"].push_back(series("mean", 0, "points"));
+  lat["series"].push_back(series("p99", 0, "points"));
+  lat["data"] = aligned(lat_rows, 2);
+  lat["marks"] = marks;
+  data["charts"].push_back(std::move(lat));
+  if (!little_rows.empty()) {
+    json lc = chart("little", "Little's law: X * mean R against the tool's N",
+                    "On the dashed line N = X * R holds; below it the tool kept fewer in flight "
+                    "than it was asked to.",
+                    x_label, "log2", json::array({axis("in flight")}));
+    lc["series"].push_back(series("X * mean R", 0, "points"));
+    lc["series"].push_back(series("N (the tool's)", 0, "dash"));
+    lc["data"] = aligned(little_rows, 2);
+    data["charts"].push_back(std::move(lc));
+  }
+  return data;
+}
+
+std::string render_html(const ExternalSweepDocument& doc) {
+  const json data = html_chart_data(doc);
+  const std::string title = fmt::format("knee sweep --exec: {}", doc.command);
+  std::string body = "<header>\n<h1>" + esc(title) + "</h1>\n";
+  body += "<p class=\"when\">measured " + esc(doc.started_at) + " on " + esc(doc.host.hostname) +
+          "</p>\n";
+  std::string files;
+  for (const std::string& f : doc.files) files += (files.empty() ? "" : ", ") + f;
+  body += definition_list({{"adapter", doc.adapter},
+                           {"unit", doc.unit},
+                           {"repeats", std::to_string(doc.repeats)},
+                           {"timeout per run", fmt::format("{:g} s", doc.timeout_s)},
+                           {"files", files},
+                           {"device", doc.device.value_or("")},
+                           {"filesystem", doc.fs_type.value_or("")}}) +
+          "</header>\n";
+  std::vector<std::string> verdicts = {"knee: " + doc.knee.summary};
+  if (!doc.levels.empty()) {
+    const size_t at =
+        std::min(doc.knee.saturated_index.value_or(doc.levels.size() - 1), doc.levels.size() - 1);
+    const ExternalLevelFigures& l = doc.levels[at];
+    verdicts.push_back(fmt::format("limit at {} {}: {}: {}", level_name_of(doc.command), l.level,
+                                   l.saturated.resource, l.saturated.detail));
+  }
+  if (doc.usl) {
+    verdicts.push_back(fmt::format("USL fit: sigma {:.4f}, kappa {:.6f}, lambda {:.1f} {}",
+                                   doc.usl->sigma, doc.usl->kappa, doc.usl->lambda_rps, doc.unit));
+  }
+  if (doc.failed) verdicts.push_back("stopped: " + *doc.failed);
+  body += "<section class=\"verdicts\">\n<h2>Verdicts</h2>\n" + list_items(verdicts, "verdicts") +
+          "</section>\n";
+  std::vector<std::string> warnings = doc.warnings;
+  for (const std::string& w : doc.host.warnings) warnings.push_back("host: " + w);
+  if (!warnings.empty()) {
+    body += "<section class=\"warnings\">\n<h2>Warnings</h2>\n" + list_items(warnings, "warnings") +
+            "</section>\n";
+  }
+  // The table: the text report's, one row per level.
+  const std::string text = render_external_sweep_text(doc);
+  body += "<section class=\"table\">\n<h2>Levels</h2>\n<pre class=\"levels\">" +
+          esc(text.substr(0, text.find("\n\n"))) + "</pre>\n</section>\n";
+  return page(title, body, host_section(doc.host), data);
+}
+
 core::Result<std::string> render_html(const Document& doc, const std::string& label) {
   if (const auto* run = std::get_if<RunDocument>(&doc)) return render_html(*run);
   if (const auto* sweep = std::get_if<SweepDocument>(&doc)) return render_html(*sweep);
+  if (const auto* external = std::get_if<ExternalSweepDocument>(&doc))
+    return render_html(*external);
   return wrong_document(label, doc, "report FILE.json -o", "a run or a sweep");
 }
 

@@ -68,6 +68,11 @@ nlohmann::json html_chart_data(const SweepDocument& doc);
 std::string render_html(const RunDocument& doc);
 std::string render_html(const SweepDocument& doc);
 
+// The page of an external benchmark's sweep (`knee sweep --exec`): throughput, latency and
+// Little's law against the level, the table as the text prints it.
+nlohmann::json html_chart_data(const ExternalSweepDocument& doc);
+std::string render_html(const ExternalSweepDocument& doc);
+
 // The page of any document read back (`knee report FILE.json -o`): a run's or a sweep's. Errors
 // (kInvalidArgument, naming `label`): any other kind.
 core::Result<std::string> render_html(const Document& doc, const std::string& label);

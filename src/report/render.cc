@@ -9,6 +9,7 @@
 #include "report/analyse.h"
 #include "report/capacity.h"
 #include "report/compare.h"
+#include "report/external.h"
 #include "report/ladder.h"
 #include "report/probe.h"
 #include "report/queueing.h"
@@ -633,6 +634,9 @@ std::string render_text(const Document& doc) {
     std::string operator()(const MmcDocument& d) const { return render_mmc_text(d); }
     std::string operator()(const UslDocument& d) const { return render_usl_text(d); }
     std::string operator()(const ComparisonDocument& d) const { return render_compare_text(d); }
+    std::string operator()(const ExternalSweepDocument& d) const {
+      return render_external_sweep_text(d);
+    }
     std::string operator()(const LatencyReportDocument& d) const {
       const LatencySummary& l = d.latency_ns;
       return fmt::format(
