@@ -16,6 +16,8 @@ mkdir -p "$OUT"
 file="$DIR/knee-fio-$$.dat"; shm="/dev/shm/knee-fio-$$.dat"
 trap 'rm -f "$file" "$shm"' EXIT
 job="--name=randread --rw=randread --bs=4k --ioengine=libaio --iodepth={N} --runtime=$SECS --time_based --ramp_time=1 --output-format=json"
+# Lay the file out first: its writes would otherwise land in the first level's disk figures.
+fio --name=layout --filename="$file" --size=1G --create_only=1 --output=/dev/null
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 "$KNEE" sweep --quiet --exec "fio $job --filename=$file --size=1G --direct=1" \
   --levels 1,4,16,64,256 --repeat 3 --json "$OUT/device.json"
