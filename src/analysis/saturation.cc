@@ -486,6 +486,19 @@ std::string pressure_line(const core::ResourceUse& use) {
   return "pressure (PSI some, share of time a task waited): " + join(parts, ", ");
 }
 
+// The first finding that qualifies names the verdict's resource and words; nullptr when none.
+template <size_t N>
+const Finding* name_first(const std::pair<const char*, Finding> (&findings)[N],
+                          SaturationVerdict& v) {
+  for (const auto& [resource, finding] : findings) {
+    if (!finding.saturated) continue;
+    v.resource = resource;
+    v.detail = finding.detail;
+    return &finding;
+  }
+  return nullptr;
+}
+
 std::string rule_text(const SaturationThresholds& t) {
   return fmt::format(
       "rule, first match wins: unreachable if connects failed from the target's last answer to "
@@ -538,14 +551,7 @@ SaturationVerdict name_saturated_resource(const core::ResourceUse& use,
   v.rule = rule_text(thresholds);
   v.resource = "none";
   v.detail = kNoneDetail;
-  const Finding* named = nullptr;
-  for (const auto& [resource, finding] : findings) {
-    if (!finding.saturated) continue;
-    v.resource = resource;
-    v.detail = finding.detail;
-    named = &finding;
-    break;
-  }
+  const Finding* named = name_first(findings, v);
 
   if (named != nullptr) {
     v.evidence = named->crossings;
@@ -720,14 +726,7 @@ SaturationVerdict name_external_limit(const core::ResourceUse& use, const Extern
         "so its own pacing (a rate cap, think time) is the limit",
         level.x_times_mean_r, level.in_flight);
   }
-  const Finding* named = nullptr;
-  for (const auto& [resource, finding] : findings) {
-    if (!finding.saturated) continue;
-    v.resource = resource;
-    v.detail = finding.detail;
-    named = &finding;
-    break;
-  }
+  const Finding* named = name_first(findings, v);
   for (const auto& [resource, finding] : findings) {
     if (named == nullptr) {
       v.evidence.insert(v.evidence.end(), finding.highest.begin(), finding.highest.end());

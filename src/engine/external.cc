@@ -475,8 +475,8 @@ Result<CommandResult> run_command(const std::string& command, core::Nanos timeou
   int open_fds = 2;
   core::TimePoint kill_at{};  // SIGKILL after SIGTERM
   bool terminated = false;
-  char buf[65536];
-  while (open_fds > 0) {
+  // Past the timeout or on interrupt: SIGTERM to the group, SIGKILL 2 s later.
+  auto stop_when_due = [&] {
     const core::TimePoint now = core::Clock::now();
     const bool interrupted = interrupt != nullptr && interrupt->load(std::memory_order_relaxed);
     if (!terminated && (now - started >= timeout || interrupted)) {
@@ -489,6 +489,10 @@ Result<CommandResult> run_command(const std::string& command, core::Nanos timeou
       kill(-pid, SIGKILL);
       kill_at = now + std::chrono::hours(1);
     }
+  };
+  char buf[65536];
+  while (open_fds > 0) {
+    stop_when_due();
     const int ready = poll(fds, 2, 50);
     if (ready < 0 && errno != EINTR) break;
     for (pollfd& p : fds) {
@@ -514,18 +518,7 @@ Result<CommandResult> run_command(const std::string& command, core::Nanos timeou
   for (;;) {
     const pid_t w = wait4(pid, &status, WNOHANG, &usage);
     if (w == pid || (w < 0 && errno != EINTR)) break;
-    const core::TimePoint now = core::Clock::now();
-    const bool interrupted = interrupt != nullptr && interrupt->load(std::memory_order_relaxed);
-    if (!terminated && (now - started >= timeout || interrupted)) {
-      r.timed_out = !interrupted;
-      r.interrupted = interrupted;
-      kill(-pid, SIGTERM);
-      terminated = true;
-      kill_at = now + std::chrono::seconds(2);
-    } else if (terminated && now >= kill_at) {
-      kill(-pid, SIGKILL);
-      kill_at = now + std::chrono::hours(1);
-    }
+    stop_when_due();
     usleep(10'000);
   }
   if (terminated) kill(-pid, SIGKILL);  // anything of the group still alive

@@ -152,6 +152,19 @@ std::vector<IntervalFigures> intervals_of(const std::vector<core::LatencyInterva
 
 }  // namespace
 
+UslFigures usl_figures(const analysis::UslFit& fit) {
+  return UslFigures{fit.sigma,
+                    fit.kappa,
+                    fit.lambda_rps,
+                    known(fit.r_squared),
+                    fit.peak_concurrency,
+                    fit.peak_throughput_rps,
+                    fit.flags,
+                    fit.sigma_se,
+                    fit.kappa_se,
+                    fit.lambda_se};
+}
+
 LittleFigures little_figures(const analysis::LittleCheck& l) {
   return LittleFigures{l.n_expected, known(l.n_eff), known(l.ratio), l.holds};
 }
@@ -631,16 +644,7 @@ SweepDocument analyse_sweep(std::string target, std::string started_at, LoadPara
   for (const analysis::LevelPoint& p : points) xs.push_back({p.concurrency, p.throughput_rps});
   if (xs.size() >= 3 && !open) {  // USL and Kneedle model throughput against concurrency
     if (auto fit = analysis::fit_usl(xs)) {
-      d.usl = UslFigures{fit->sigma,
-                         fit->kappa,
-                         fit->lambda_rps,
-                         known(fit->r_squared),
-                         fit->peak_concurrency,
-                         fit->peak_throughput_rps,
-                         fit->flags,
-                         fit->sigma_se,
-                         fit->kappa_se,
-                         fit->lambda_se};
+      d.usl = usl_figures(*fit);
     } else {
       d.usl_error = fit.status().message();
     }

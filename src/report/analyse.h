@@ -16,6 +16,7 @@
 
 #include "analysis/little.h"
 #include "analysis/threshold.h"
+#include "analysis/usl.h"
 #include "core/histogram.h"
 #include "core/run_stats.h"
 #include "probes/host_context.h"
@@ -32,6 +33,7 @@ HostFigures host_figures(const probes::HostContext& h);
 // The host's figures over a window as written (unknown figures empty), and a Little's law check.
 ResourceFigures resource_figures(const core::ResourceUse& u);
 LittleFigures little_figures(const analysis::LittleCheck& l);
+UslFigures usl_figures(const analysis::UslFit& fit);
 // One run's figures (everything but the verdicts).
 RunFigures run_figures(const core::RunResult& r);
 

@@ -246,16 +246,7 @@ ExternalSweepDocument analyse_external_sweep(
   }
   if (xs.size() >= 3) {
     if (auto fit = analysis::fit_usl(xs)) {
-      d.usl = UslFigures{fit->sigma,
-                         fit->kappa,
-                         fit->lambda_rps,
-                         known(fit->r_squared),
-                         fit->peak_concurrency,
-                         fit->peak_throughput_rps,
-                         fit->flags,
-                         fit->sigma_se,
-                         fit->kappa_se,
-                         fit->lambda_se};
+      d.usl = usl_figures(*fit);
     } else {
       d.usl_error = fit.status().message();
     }
@@ -352,19 +343,7 @@ std::string render_external_sweep_text(const ExternalSweepDocument& d) {
     for (const std::string& e : l.saturated.evidence) out += fmt::format("  {}\n", e);
     out += fmt::format("  {}\n", l.saturated.rule);
   }
-  if (d.usl) {
-    const UslFigures& u = *d.usl;
-    out += fmt::format("USL fit: sigma {:.4f}, kappa {:.6f}, lambda {:.1f} {}, R^2 {:.3f}", u.sigma,
-                       u.kappa, u.lambda_rps, d.unit, u.r_squared.value_or(NAN));
-    if (u.peak_concurrency && u.peak_throughput_rps) {
-      out += fmt::format("; peak N* = {:.1f} at X(N*) = {:.0f} {}", *u.peak_concurrency,
-                         *u.peak_throughput_rps, d.unit);
-    }
-    out += "\n";
-    for (const std::string& f : u.flags) out += fmt::format("  USL: {}\n", f);
-  } else if (d.usl_error) {
-    out += fmt::format("USL fit: none ({})\n", *d.usl_error);
-  }
+  out += usl_text(d.usl, d.usl_error, d.unit);
   bool any_little = false, all_hold = true;
   for (const ExternalLevelFigures& l : d.levels) {
     if (!l.little) continue;

@@ -566,19 +566,7 @@ std::string render_sweep_text(const SweepDocument& doc) {
       out += fmt::format("  {}\n", level.saturated->rule);
     }
   }
-  if (doc.usl) {
-    const UslFigures& u = *doc.usl;
-    out += fmt::format("USL fit: sigma {:.4f}, kappa {:.6f}, lambda {:.1f} req/s, R^2 {:.3f}",
-                       u.sigma, u.kappa, u.lambda_rps, u.r_squared.value_or(NAN));
-    if (u.peak_concurrency && u.peak_throughput_rps) {
-      out += fmt::format("; peak N* = {:.1f} at X(N*) = {:.0f} req/s", *u.peak_concurrency,
-                         *u.peak_throughput_rps);
-    }
-    out += "\n";
-    for (const std::string& f : u.flags) out += fmt::format("  USL: {}\n", f);
-  } else if (doc.usl_error) {
-    out += fmt::format("USL fit: none ({})\n", *doc.usl_error);
-  }
+  out += usl_text(doc.usl, doc.usl_error, "req/s");
   if (doc.kneedle) out += fmt::format("Kneedle: {}\n", doc.kneedle->summary);
   if (doc.service_demand) {
     double best = 0;
@@ -607,6 +595,21 @@ std::string render_sweep_text(const SweepDocument& doc) {
                            : "does NOT hold at every level; see warnings");
   for (const std::string& w : doc.warnings) out += fmt::format("warning: {}\n", w);
   for (const std::string& w : doc.host.warnings) out += fmt::format("host: {}\n", w);
+  return out;
+}
+
+std::string usl_text(const std::optional<UslFigures>& usl, const std::optional<std::string>& error,
+                     std::string_view unit) {
+  if (!usl) return error ? fmt::format("USL fit: none ({})\n", *error) : "";
+  const UslFigures& u = *usl;
+  std::string out = fmt::format("USL fit: sigma {:.4f}, kappa {:.6f}, lambda {:.1f} {}, R^2 {:.3f}",
+                                u.sigma, u.kappa, u.lambda_rps, unit, u.r_squared.value_or(NAN));
+  if (u.peak_concurrency && u.peak_throughput_rps) {
+    out += fmt::format("; peak N* = {:.1f} at X(N*) = {:.0f} {}", *u.peak_concurrency,
+                       *u.peak_throughput_rps, unit);
+  }
+  out += "\n";
+  for (const std::string& f : u.flags) out += fmt::format("  USL: {}\n", f);
   return out;
 }
 

@@ -41,6 +41,11 @@ std::string live_sweep_row(const std::vector<core::RunResult>& repeats, bool by_
 // Any document as the text the command that wrote it printed (`knee report FILE.json`).
 std::string render_text(const Document& doc);
 
+// The USL fit's lines ("USL fit: sigma ..., lambda 10218.1 IOPS ...", then its flags), or why
+// there is none; "" when no fit was tried. unit: the throughput's ("req/s", "IOPS").
+std::string usl_text(const std::optional<UslFigures>& usl, const std::optional<std::string>& error,
+                     std::string_view unit);
+
 // Rows of cells as columns two spaces apart, widths from the content, trailing spaces trimmed;
 // one line per row. Columns are right-aligned except column c where `left[c]` is true.
 std::string render_table(const std::vector<std::vector<std::string>>& rows,
