@@ -635,7 +635,8 @@ Finding check_external_client(const ExternalLevelUse& l, const SaturationThresho
   return f;
 }
 
-Finding check_external_cpu(const core::ResourceUse& use, const SaturationThresholds& t) {
+Finding check_external_cpu(const core::ResourceUse& use, const ExternalLevelUse& l,
+                           const SaturationThresholds& t) {
   if (!known_processes(use).empty()) {
     Finding f = check_cpu(use, core::ClientUse{}, t);
     if (f.saturated) return f;
@@ -643,13 +644,32 @@ Finding check_external_cpu(const core::ResourceUse& use, const SaturationThresho
   Finding f;
   if (!is_known(use.cpu_busy_all_pct)) return f;
   f.highest.push_back(fmt::format("cpu: the host's CPUs {:.0f}% busy", use.cpu_busy_all_pct));
-  if (use.cpu_busy_all_pct >= t.cpu_busy_pct) {
-    f.saturated = true;
-    f.detail = fmt::format(
-        "the host's CPUs at {:.0f}% busy on average, shared by the benchmark and its target",
-        use.cpu_busy_all_pct);
-    f.crossings.push_back(fmt::format("cpu: the host's CPUs {:.0f}% busy (>= {:.0f}%)",
-                                      use.cpu_busy_all_pct, t.cpu_busy_pct));
+  if (use.cpu_busy_all_pct < t.cpu_busy_pct) return f;
+  const double busy_cores = use.cpu_busy_all_pct / 100 *
+                            static_cast<double>(std::max<size_t>(1, use.cpu_busy_pct.size()));
+  const double tool = is_known(l.tool_cpu_cores) ? l.tool_cpu_cores : 0;
+  const bool server_known = use.server && is_known(use.server->cpu_pct);
+  const double target = tool + (server_known ? use.server->cpu_pct / 100 : 0);
+  const std::string crossing = fmt::format("cpu: the host's CPUs {:.0f}% busy (>= {:.0f}%)",
+                                           use.cpu_busy_all_pct, t.cpu_busy_pct);
+  if (server_known && target < t.stack_cpu_share * busy_cores) {
+    // The benchmark and its known target used too little of the busy time to be what filled it.
+    f.warnings.push_back(fmt::format(
+        "host contention: the CPUs were {:.0f}% busy, but the benchmark and the server used only "
+        "{:.2f} of the {:.2f} busy cores; other processes filled them, so cpu was not named",
+        use.cpu_busy_all_pct, target, busy_cores));
+    return f;
+  }
+  f.saturated = true;
+  f.crossings.push_back(crossing);
+  f.detail = fmt::format(
+      "the host's CPUs at {:.0f}% busy on average, shared by the benchmark and its target",
+      use.cpu_busy_all_pct);
+  if (!server_known && is_known(l.tool_cpu_cores)) {
+    f.warnings.push_back(fmt::format(
+        "the benchmark used {:.2f} of the {:.2f} busy cores; the rest were its target's or other "
+        "processes' (give --server-pid to tell them apart)",
+        tool, busy_cores));
   }
   return f;
 }
@@ -706,7 +726,7 @@ SaturationVerdict name_external_limit(const core::ResourceUse& use, const Extern
   network.saturated = !network.crossings.empty();
   std::pair<const char*, Finding> findings[] = {
       {"client", check_external_client(level, thresholds)},
-      {"cpu", check_external_cpu(use, thresholds)},
+      {"cpu", check_external_cpu(use, level, thresholds)},
       {"disk", check_external_disk(use, level, previous_use, thresholds)},
       {"network", std::move(network)},
   };
@@ -735,6 +755,9 @@ SaturationVerdict name_external_limit(const core::ResourceUse& use, const Extern
     } else {
       v.evidence.insert(v.evidence.end(), finding.crossings.begin(), finding.crossings.end());
     }
+  }
+  for (const auto& [resource, finding] : findings) {
+    v.warnings.insert(v.warnings.end(), finding.warnings.begin(), finding.warnings.end());
   }
   if (level.files_in_memory) {
     v.evidence.push_back("disk: the files are in memory (tmpfs or ramfs): no device behind them");

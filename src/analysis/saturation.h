@@ -172,7 +172,11 @@ inline constexpr double kExternalDiskFlatGrowth = 1.10;
 //              known. The numbers then measure the tool, not the device or server.
 //   2. cpu     the target's process (ResourceUse::server, --server-pid) as in
 //              name_saturated_resource's rule 3; else the host's CPUs >= cpu_busy_pct (90 %) busy
-//              on average (the benchmark and its target share this host).
+//              on average (the benchmark and its target share this host). With the server's CPU
+//              known, the benchmark and the server must have used >= stack_cpu_share (75 %) of
+//              the busy cores, else it is host contention (a warning, not the verdict); without
+//              it, other processes cannot be told from the target, and a warning says how much
+//              the benchmark itself used.
 //   3. disk    the device behind the files (every disk when unknown): since the previous level,
 //              await grew >= disk_await_growth (1.5x) while its operations per second grew less
 //              than kExternalDiskFlatGrowth (1.1x), with aqu-sz >= disk_queue_size (1): more in

@@ -68,7 +68,8 @@ void ExecSweepFlags::add_to(CLI::App& app) {
   app.add_option("--exec", command,
                  "Sweep an external benchmark instead of HTTP: run this command once per level "
                  "and repeat with {N} replaced by the level (e.g. 'fio ... --iodepth={N} "
-                 "--output-format=json'), sampling the host while it runs");
+                 "--output-format=json'), sampling the host while it runs; --timeout is then per "
+                 "run of the command (default 10m)");
   app.add_option("--adapter", adapter,
                  "With --exec: how to read the command's output (default by its first word: fio, "
                  "pgbench, redis-benchmark; else json, one JSON object with \"throughput\")")

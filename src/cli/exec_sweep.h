@@ -18,7 +18,8 @@ struct ExecSweepFlags {
   std::string adapter;  // --adapter; "" by the command's first word
 
   void add_to(CLI::App& app);
-  bool given() const { return !command.empty(); }
+  // --exec was on the command line (an empty command is refused later, not an HTTP sweep).
+  bool given(const CLI::App& app) const { return app.count("--exec") > 0; }
 };
 
 // What the exec sweep shares with the HTTP sweep's flags.

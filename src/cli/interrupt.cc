@@ -19,6 +19,8 @@ const std::atomic<bool>& install_interrupt_handler() {
   sigemptyset(&sa.sa_mask);
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
+  // A closed terminal: stop what runs (an --exec command's process group too) and report.
+  sigaction(SIGHUP, &sa, nullptr);
   return g_interrupted;
 }
 

@@ -71,10 +71,15 @@ class SweepCommand final : public Subcommand {
   int run() override {
     // Everything the user typed is checked before anything starts.
     outputs_.resolve(*app_, flags_.url);
-    if (exec_.given()) {
+    if (exec_.given(*app_)) {
       return run_exec_sweep(
           exec_, {app_, levels_, repeat_, app_->count("--timeout") > 0 ? flags_.timeout : "",
                   sample_every_, &outputs_, &target_, &progress_flags_});
+    }
+    if (app_->count("--adapter") > 0) {
+      return report_failure(
+          Status::invalid_argument("--adapter: only with --exec 'COMMAND with {N}' (an HTTP sweep "
+                                   "reads its own responses)"));
     }
     const bool by_rate = !rates_.empty();
     if (Status s = LoadFlags::check_open_loop_only(*app_, by_rate, "--rate RATES"); !s) {

@@ -211,7 +211,9 @@ Result<ExternalMeasurement> parse_fio_json(std::string_view out) {
         ops += dir_ios;
       }
       f.latency_max_ns = max_known(f.latency_max_ns, number_or(lat, "max"));
-      const json clat = d->value("clat_ns", json::object());
+      // Percentiles of the whole latency when fio has them (--lat_percentiles=1), else of the
+      // completion latency, which is what fio prints by default.
+      json clat = lat.contains("percentile") ? lat : d->value("clat_ns", json::object());
       f.latency_p50_ns = max_known(f.latency_p50_ns, fio_percentile(clat, 50));
       f.latency_p90_ns = max_known(f.latency_p90_ns, fio_percentile(clat, 90));
       f.latency_p99_ns = max_known(f.latency_p99_ns, fio_percentile(clat, 99));
@@ -385,9 +387,10 @@ Result<ExternalMeasurement> parse_json_line(std::string_view out) {
   ExternalMeasurement m;
   ExternalFigures& t = m.total;
   t.throughput = number_or(j, "throughput");
-  if (!core::is_known(t.throughput)) {
+  if (!core::is_known(t.throughput) || t.throughput < 0) {
     return Status::parse_error(
-        "json output: no number \"throughput\" (operations per second) in its last JSON line");
+        "json output: no number \"throughput\" >= 0 (operations per second) in its last JSON "
+        "line");
   }
   m.unit = string_or(j, "unit");
   if (m.unit.empty()) m.unit = "ops/s";
@@ -399,6 +402,25 @@ Result<ExternalMeasurement> parse_json_line(std::string_view out) {
   t.latency_max_ns = number_or(j, "latency_max_ms") * kNsPerMs;
   t.in_flight = number_or(j, "concurrency");
   t.errors = static_cast<uint64_t>(std::max(0.0, number_or(j, "errors", 0)));
+  // A negative figure is a mistake of the command's, not a measurement.
+  for (const auto& [key, value] :
+       {std::pair{"latency_mean_ms", t.latency_mean_ns},
+        std::pair{"latency_p50_ms", t.latency_p50_ns},
+        std::pair{"latency_p90_ms", t.latency_p90_ns},
+        std::pair{"latency_p99_ms", t.latency_p99_ns},
+        std::pair{"latency_p999_ms", t.latency_p999_ns},
+        std::pair{"latency_max_ms", t.latency_max_ns}, std::pair{"concurrency", t.in_flight}}) {
+    if (core::is_known(value) &&
+        (value < 0 || (value == 0 && std::string_view(key) == "concurrency"))) {
+      return Status::parse_error(
+          fmt::format("json output: \"{}\" is {:g}; latencies are >= 0 ms and concurrency > 0", key,
+                      std::string_view(key) == "concurrency" ? value : value / kNsPerMs));
+    }
+  }
+  if (core::is_known(t.latency_p50_ns) && core::is_known(t.latency_p99_ns) &&
+      t.latency_p50_ns > t.latency_p99_ns) {
+    return Status::parse_error("json output: \"latency_p50_ms\" is above \"latency_p99_ms\"");
+  }
   return m;
 }
 
@@ -491,8 +513,25 @@ Result<CommandResult> run_command(const std::string& command, core::Nanos timeou
     }
   };
   char buf[65536];
+  int status = 0;
+  rusage usage{};
+  bool reaped = false;
+  core::TimePoint exited_at{};
+  // Reads until both pipes close. Once the command itself has exited, whatever it left holding
+  // them (a daemon it started) gets kDrainAfterExit to finish writing, then is no longer waited
+  // for.
+  constexpr auto kDrainAfterExit = std::chrono::milliseconds(500);
   while (open_fds > 0) {
     stop_when_due();
+    if (!reaped) {
+      const pid_t w = wait4(pid, &status, WNOHANG, &usage);
+      if (w == pid) {
+        reaped = true;
+        exited_at = core::Clock::now();
+      }
+    } else if (core::Clock::now() - exited_at >= kDrainAfterExit) {
+      break;
+    }
     const int ready = poll(fds, 2, 50);
     if (ready < 0 && errno != EINTR) break;
     for (pollfd& p : fds) {
@@ -511,16 +550,20 @@ Result<CommandResult> run_command(const std::string& command, core::Nanos timeou
       }
     }
   }
-  // The pipes closed (the command and whatever it started are gone or closed them); reap it,
-  // still bounded by the timeout.
-  int status = 0;
-  rusage usage{};
-  for (;;) {
+  for (pollfd& p : fds) {
+    if (p.fd >= 0) close(p.fd);
+  }
+  // The pipes closed with the command still running (it closed them itself): reap it, still
+  // bounded by the timeout.
+  while (!reaped) {
     const pid_t w = wait4(pid, &status, WNOHANG, &usage);
     if (w == pid || (w < 0 && errno != EINTR)) break;
     stop_when_due();
     usleep(10'000);
   }
+  // What the command left running in its process group is its own; stop it. (A process that
+  // left the group with setsid is beyond reach.)
+  if (open_fds > 0) kill(-pid, SIGTERM);
   if (terminated) kill(-pid, SIGKILL);  // anything of the group still alive
   r.wall_s = std::chrono::duration<double>(core::Clock::now() - started).count();
   r.cpu_s = static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +

@@ -6,7 +6,9 @@
 // Adapters (each reads what the tool prints on stdout):
 //   fio              --output-format=json (fio's HOWTO, "Normal output"/JSON): per job, read,
 //                    write and trim "iops", "bw_bytes", "lat_ns" (submission to completion:
-//                    mean, max), "clat_ns" percentiles; usr_cpu + sys_cpu; "job options"
+//                    mean, max, and percentiles when fio ran with --lat_percentiles=1), else
+//                    "clat_ns" percentiles (completion latency: the time from submission to
+//                    the device's taking it is left out); usr_cpu + sys_cpu; "job options"
 //                    iodepth, numjobs, filename, ioengine. The total adds IOPS and bandwidth
 //                    over jobs and directions; its mean latency is the operation-weighted mean;
 //                    its percentiles are the highest job's (fio's percentiles of separate jobs
@@ -84,8 +86,11 @@ inline constexpr size_t kStderrTailBytes = 2048;
 
 // Runs `command` with /bin/sh -c in a new process group, stdin from /dev/null, collecting
 // stdout and stderr. After `timeout`, or once *interrupt is set (checked every 50 ms), the
-// group gets SIGTERM and, 2 s later, SIGKILL. Errors: only when it could not be started (pipe,
-// fork); a command that fails is a CommandResult.
+// group gets SIGTERM and, 2 s later, SIGKILL. Once the command itself has exited, its output is
+// read for 500 ms more; what it left holding stdout or stderr is then not waited for (in its
+// process group it gets SIGTERM; a process that left the group with setsid is beyond reach).
+// Errors: only when it could not be started (pipe, fork); a command that fails is a
+// CommandResult.
 core::Result<CommandResult> run_command(const std::string& command, core::Nanos timeout,
                                         const std::atomic<bool>* interrupt);
 

@@ -20,6 +20,8 @@ namespace {
 // HTTP sweeps, report/analyse.cc).
 constexpr double kRepeatSpreadLimit = 1.25;
 constexpr double kBytesPerMib = 1024.0 * 1024.0;
+// Host samples below which a run's host figures are too few to judge by.
+constexpr int kMinSamples = 4;
 
 std::optional<double> known(double v) {
   return std::isfinite(v) ? std::optional<double>(v) : std::nullopt;
@@ -108,18 +110,18 @@ std::string throughput_cell(const ExternalLevelFigures& l) {
 
 std::string level_name_of(const std::string& command_template) {
   const size_t at = command_template.find("{N}");
-  if (at == std::string::npos) return "N";
+  if (at == std::string::npos) return "level";
   // The option right before {N}: "--iodepth={N}" or "-c {N}".
   size_t end = at;
   while (end > 0 && (command_template[end - 1] == '=' || command_template[end - 1] == ' ')) --end;
   size_t begin = end;
   while (begin > 0 && command_template[begin - 1] != ' ') --begin;
   std::string word = command_template.substr(begin, end - begin);
-  if (!word.starts_with("-")) return "N";
+  if (!word.starts_with("-")) return "level";
   word.erase(0, word.find_first_not_of('-'));
   if (word == "c") return "clients";
   if (word == "j") return "threads";
-  if (word.empty() || word.find_first_of("{}'\"") != std::string::npos) return "N";
+  if (word.empty() || word.find_first_of("{}'\"") != std::string::npos) return "level";
   return word;
 }
 
@@ -214,6 +216,16 @@ ExternalSweepDocument analyse_external_sweep(
     }
     if (l.saturated.resource == "client") {
       d.warnings.push_back(fmt::format("at {}: {}", name, l.saturated.detail));
+    }
+    for (const std::string& w : l.saturated.warnings) {
+      d.warnings.push_back(fmt::format("at {}: {}", name, w));
+    }
+    if (run.use && run.use->intervals < kMinSamples) {
+      d.warnings.push_back(fmt::format(
+          "at {}: the command ran {:.2f} s, {} host sample{}: too short for its host figures "
+          "(and the limit read from them) to mean much; make the run longer than a few "
+          "--sample-every periods",
+          name, run.wall_s, run.use->intervals, run.use->intervals == 1 ? "" : "s"));
     }
     points.push_back({static_cast<double>(run.level), l.throughput.median, knee_latency_ns(l)});
     d.levels.push_back(std::move(l));

@@ -42,7 +42,7 @@ ExternalSweepDocument analyse_external_sweep(
     const probes::HostContext& host);
 
 // The name of the level in the texts: the option the template puts {N} into ("--iodepth={N}":
-// "iodepth"; "-c {N}": "clients"), else "N".
+// "iodepth"; "-c {N}": "clients"), else "level".
 std::string level_name_of(const std::string& command_template);
 
 // The table, one row per level, then the knee, USL, limits and warnings.

@@ -99,6 +99,33 @@ TEST(ExternalLimit, BusyHostCpusOrTheTargetsProcess) {
   EXPECT_NE(v.detail.find("99%"), std::string::npos) << v.detail;
 }
 
+TEST(ExternalLimit, BusyCpusFilledByOtherProcessesAreContention) {
+  // Regression: a json script using half a core was "cpu" while compiles filled both CPUs.
+  core::ResourceUse u = host_with_disk(100, 0.1, 0.1, 5);
+  u.cpu_busy_all_pct = 100;
+  u.cpu_busy_pct = {100, 100};
+  core::ProcessUse server;
+  server.pid = 9;
+  server.cpu_pct = 20;
+  server.busiest_thread_cpu_pct = 20;
+  server.threads = 1;
+  u.server = server;
+  ExternalLevelUse script;
+  script.tool = "the benchmark";
+  script.tool_cpu_cores = 0.49;
+  const SaturationVerdict v = name_external_limit(u, script, nullptr);
+  EXPECT_EQ(v.resource, "none");
+  ASSERT_FALSE(v.warnings.empty());
+  EXPECT_NE(v.warnings[0].find("host contention"), std::string::npos) << v.warnings[0];
+  // Without the server's CPU, the rest may be the target's: cpu, with what the tool used.
+  u.server.reset();
+  const SaturationVerdict unknown = name_external_limit(u, script, nullptr);
+  EXPECT_EQ(unknown.resource, "cpu");
+  ASSERT_FALSE(unknown.warnings.empty());
+  EXPECT_NE(unknown.warnings[0].find("0.49 of the 2.00 busy cores"), std::string::npos)
+      << unknown.warnings[0];
+}
+
 TEST(ExternalLimit, AToolThatDidNotKeepItsQueueBusyIsPacingItself) {
   ExternalLevelUse capped = fio_level(64);
   capped.x_times_mean_r = 0.44;  // --rate_iops: 5000 IOPS x 88 us

@@ -128,6 +128,14 @@ TEST(ExternalSweep, BadInputIsRefusedOrStopsWithTheLevelsMeasured) {
   auto no_n = testing::run_process({KNEE_BINARY, "sweep", "--exec", "fio --iodepth=4"});
   EXPECT_EQ(no_n.exit_code, 2);
   EXPECT_NE(no_n.err.find("{N}"), std::string::npos) << no_n.err;
+  // Regression: an empty --exec ran an HTTP sweep of the built-in server; --adapter alone too.
+  auto empty = testing::run_process({KNEE_BINARY, "sweep", "--exec", "", "--levels", "1"});
+  EXPECT_EQ(empty.exit_code, 2);
+  EXPECT_NE(empty.err.find("{N}"), std::string::npos) << empty.err;
+  auto adapter_alone =
+      testing::run_process({KNEE_BINARY, "sweep", "--adapter", "fio", "--levels", "1"});
+  EXPECT_EQ(adapter_alone.exit_code, 2);
+  EXPECT_NE(adapter_alone.err.find("only with --exec"), std::string::npos) << adapter_alone.err;
   // An HTTP flag with --exec: exit 2, naming it.
   auto http = testing::run_process({KNEE_BINARY, "sweep", "--exec", "echo {N}", "-d", "5s"});
   EXPECT_EQ(http.exit_code, 2);
@@ -156,6 +164,17 @@ TEST(ExternalSweep, BadInputIsRefusedOrStopsWithTheLevelsMeasured) {
       std::chrono::seconds(30));
   EXPECT_EQ(hang.exit_code, 1);
   EXPECT_NE(hang.err.find("ran past the timeout"), std::string::npos) << hang.err;
+}
+
+TEST(ExternalSweep, AClosedTerminalStopsTheCommand) {
+  // Regression: SIGHUP ended knee (129) and left the benchmark running to its end.
+  const auto before = std::chrono::steady_clock::now();
+  auto r = testing::run_process({"/usr/bin/timeout", "--preserve-status", "-s", "HUP", "2",
+                                 KNEE_BINARY, "sweep", "--exec", "sleep 30; echo {N}", "--levels",
+                                 "1"},
+                                std::chrono::seconds(40));
+  EXPECT_EQ(r.exit_code, 130) << r.err;
+  EXPECT_LT(std::chrono::steady_clock::now() - before, std::chrono::seconds(10));
 }
 
 }  // namespace

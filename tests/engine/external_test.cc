@@ -55,6 +55,19 @@ TEST(ExternalAdapter, FioJobsAddUpAndASynchronousEngineKeepsOneInFlightEach) {
   EXPECT_NE(m->notes[0].find("synchronous"), std::string::npos);
 }
 
+TEST(ExternalAdapter, FioPercentilesOfTheWholeLatencyWhenFioHasThem) {
+  // --lat_percentiles=1: lat_ns carries percentiles; they, not clat's, go with lat_ns's mean.
+  const std::string out = R"({"jobs": [{"jobname": "j", "job options": {"iodepth": "2",
+      "ioengine": "libaio"}, "read": {"iops": 100, "total_ios": 100, "bw_bytes": 409600,
+      "runtime": 1000, "lat_ns": {"mean": 20000, "max": 90000, "percentile": {"99.000000": 80000}},
+      "clat_ns": {"mean": 15000, "percentile": {"99.000000": 60000}}}, "usr_cpu": 1, "sys_cpu": 2}]})";
+  auto m = parse_fio_json(out);
+  ASSERT_TRUE(m.has_value()) << m.status().message();
+  EXPECT_DOUBLE_EQ(m->total.latency_mean_ns, 20000);
+  EXPECT_DOUBLE_EQ(m->total.latency_p99_ns, 80000);
+  EXPECT_DOUBLE_EQ(m->total.in_flight, 2);
+}
+
 TEST(ExternalAdapter, FioWithoutJsonSaysHowToAskForIt) {
   auto m = parse_fio_json("randread: (g=0): rw=randread\n  read: IOPS=25.2k\n");
   ASSERT_FALSE(m.has_value());
@@ -106,6 +119,15 @@ TEST(ExternalAdapter, JsonReadsTheLastObjectLine) {
   EXPECT_DOUBLE_EQ(m->total.in_flight, 1);
   EXPECT_EQ(m->total.errors, 2u);
   EXPECT_FALSE(parse_json_line("{\"ops\": 3}\n").has_value());
+  // Impossible figures are the command's mistake, refused with the field named.
+  EXPECT_FALSE(parse_json_line("{\"throughput\": -5}\n").has_value());
+  auto negative = parse_json_line("{\"throughput\": 5, \"latency_mean_ms\": -1}\n");
+  ASSERT_FALSE(negative.has_value());
+  EXPECT_NE(negative.status().message().find("latency_mean_ms"), std::string::npos);
+  EXPECT_FALSE(parse_json_line("{\"throughput\": 5, \"concurrency\": 0}\n").has_value());
+  EXPECT_FALSE(
+      parse_json_line("{\"throughput\": 5, \"latency_p50_ms\": 9, \"latency_p99_ms\": 2}\n")
+          .has_value());
   EXPECT_FALSE(parse_json_line("done\n").has_value());
 }
 
@@ -134,6 +156,18 @@ TEST(ExternalCommand, AHangingCommandAndItsChildrenAreStoppedAtTheTimeout) {
   EXPECT_TRUE(r->timed_out);
   EXPECT_EQ(r->out, "started\n");
   EXPECT_LT(r->wall_s, 10);
+}
+
+TEST(ExternalCommand, ADaemonHoldingStdoutIsNotWaitedFor) {
+  // Regression: a command that started a daemon (setsid: out of its group) and exited at once
+  // was held until the timeout and reported as having run past it.
+  auto r = run_command("setsid sleep 5 & echo '{\"throughput\": 1}'", std::chrono::seconds(3),
+                       nullptr);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_FALSE(r->timed_out);
+  EXPECT_EQ(r->exit_code, 0);
+  EXPECT_EQ(r->out, "{\"throughput\": 1}\n");
+  EXPECT_LT(r->wall_s, 2.5);
 }
 
 TEST(ExternalCommand, InterruptStopsIt) {

@@ -148,7 +148,7 @@ TEST(ExternalSweepReport, LevelNameFromTheOptionBeforeN) {
   EXPECT_EQ(level_name_of("pgbench -c {N} -T 5"), "clients");
   EXPECT_EQ(level_name_of("redis-benchmark -c {N} -P 4"), "clients");
   EXPECT_EQ(level_name_of("fio --numjobs {N}"), "numjobs");
-  EXPECT_EQ(level_name_of("./bench {N}"), "N");
+  EXPECT_EQ(level_name_of("./bench {N}"), "level");
 }
 
 }  // namespace
