@@ -169,10 +169,10 @@ TEST(ExternalSweep, BadInputIsRefusedOrStopsWithTheLevelsMeasured) {
 TEST(ExternalSweep, AClosedTerminalStopsTheCommand) {
   // Regression: SIGHUP ended knee (129) and left the benchmark running to its end.
   const auto before = std::chrono::steady_clock::now();
-  auto r = testing::run_process({"/usr/bin/timeout", "--preserve-status", "-s", "HUP", "2",
-                                 KNEE_BINARY, "sweep", "--exec", "sleep 30; echo {N}", "--levels",
-                                 "1"},
-                                std::chrono::seconds(40));
+  auto r =
+      testing::run_process({"/usr/bin/timeout", "--preserve-status", "-s", "HUP", "2", KNEE_BINARY,
+                            "sweep", "--exec", "sleep 30; echo {N}", "--levels", "1"},
+                           std::chrono::seconds(40));
   EXPECT_EQ(r.exit_code, 130) << r.err;
   EXPECT_LT(std::chrono::steady_clock::now() - before, std::chrono::seconds(10));
 }

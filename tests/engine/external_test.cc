@@ -161,8 +161,8 @@ TEST(ExternalCommand, AHangingCommandAndItsChildrenAreStoppedAtTheTimeout) {
 TEST(ExternalCommand, ADaemonHoldingStdoutIsNotWaitedFor) {
   // Regression: a command that started a daemon (setsid: out of its group) and exited at once
   // was held until the timeout and reported as having run past it.
-  auto r = run_command("setsid sleep 5 & echo '{\"throughput\": 1}'", std::chrono::seconds(3),
-                       nullptr);
+  auto r =
+      run_command("setsid sleep 5 & echo '{\"throughput\": 1}'", std::chrono::seconds(3), nullptr);
   ASSERT_TRUE(r.has_value());
   EXPECT_FALSE(r->timed_out);
   EXPECT_EQ(r->exit_code, 0);
