@@ -28,6 +28,7 @@ packages=(
   nginx-light                        # knee lab up: the balancer in front of the replicas (lab/stack.cc)
   fio                                # knee sweep --exec: tests sweep a file's queue depth with fio
   redis-tools                        # redis-benchmark: tests sweep a redis-server with knee sweep --exec
+  libopenmpi-dev openmpi-bin         # OpenMPI: mpirun -np K knee run|sweep (dist/), tests with 2-4 ranks
 )
 
 missing=()

@@ -25,7 +25,7 @@ std::string flag_of(const std::string& field) {
       {"cache", "--cache"}, {"store_threads", "--store-threads"},
       {"commit_batch", "--commit-batch"}, {"commit_delay", "--commit-delay"},
       {"sellers", "--sellers"}, {"mix", "--mix"}, {"shipments", "--shipments"},
-      {"zipf", "--zipf"}, {"stages", "--stages"}, {"replicas", "--replicas"},
+      {"zipf", "--zipf"}, {"stages", "--stages"}, {"part", "--part"}, {"start_at", "--start-at"}, {"replicas", "--replicas"},
       {"balance", "--balance"}, {"port", "--port"},
       {"replica_cost", "--replica-cost"}, {"next_upstream", "--next-upstream"},
       {"pause", "--pause"}, {"db", "--db"}};

@@ -3,6 +3,11 @@
 
 #include <fmt/core.h>
 
+#include <chrono>
+#include <cstdio>
+
+#include "core/units.h"
+
 namespace knee::cli {
 
 using core::Status;
@@ -70,6 +75,53 @@ void LoadFlags::add_mix_flags(CLI::App& app) {
                  "Draw {shipment} by Zipf's law with this exponent (e.g. 1.0: a few hot "
                  "shipments) instead of uniformly")
       ->each([this](const std::string&) { zipf_given = true; });
+}
+
+void LoadFlags::add_distribution_flags(CLI::App& app) {
+  app.add_option("--part", part,
+                 "Drive part INDEX (from 0) of COUNT of this load, others driving the rest from "
+                 "other processes or hosts: -c, -n and -r split among the parts, {conn} numbers "
+                 "unique across them; merge their --json files with knee report merge")
+      ->type_name("INDEX/COUNT");
+  app.add_option("--start-at", start_at,
+                 "Begin at this wall-clock time (epoch seconds, 2026-12-02T12:00:00Z, or +30s), "
+                 "and each later run of a sweep a fixed slot after it, so separately started "
+                 "parts run together")
+      ->type_name("TIME");
+}
+
+Status LoadFlags::distribute(engine::Plan& plan, bool shared_target) const {
+  if (!part.empty() && !shared_target) {
+    return Status::invalid_field("part",
+                                 "give the URL of the target the parts share; without one each "
+                                 "process would start and measure its own lab server");
+  }
+  if (!part.empty()) {
+    int index = -1, count = 0;
+    char slash = 0, extra = 0;
+    if (std::sscanf(part.c_str(), "%d%c%d%c", &index, &slash, &count, &extra) != 3 ||
+        slash != '/') {
+      return Status::invalid_field(
+          "part",
+          fmt::format("'{}' is not INDEX/COUNT: give e.g. 0/4 for the first of four", part));
+    }
+    for (auto& level : plan.levels) {
+      for (engine::LoadOptions& o : level) {
+        auto share = engine::part_of(o, index, count);
+        if (!share) return share.status();
+        o = std::move(share).value();
+      }
+    }
+  }
+  if (!start_at.empty()) {
+    const double now =
+        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    auto at = core::parse_wall_time(start_at, now);
+    if (!at) return at.status().with_field("start_at");
+    plan.start_at_epoch_s = *at;
+    plan.run_slot_s = engine::plan_run_slot_s(plan);
+  }
+  return Status::ok();
 }
 
 void LoadFlags::add_protocol_flags(CLI::App& app) {

@@ -58,6 +58,8 @@ struct LoadFlags {
   std::string shipments = "100000";  // a count, k/M/G allowed (core::parse_count)
   double zipf = 0;
   bool zipf_given = false;
+  std::string part;      // --part INDEX/COUNT
+  std::string start_at;  // --start-at TIME
 
   // Declares the URL (positional), -t, -d, -w, --timeout, --grace, -m, -H, --body, --body-file,
   // the TLS and protocol flags, and -c unless `with_connections` is false (sweep's levels are its
@@ -71,6 +73,13 @@ struct LoadFlags {
   bool open_loop() const;
   // Declares --mix, --shipments and --zipf.
   void add_mix_flags(CLI::App& app);
+  // Declares --part and --start-at (run, sweep).
+  void add_distribution_flags(CLI::App& app);
+  // --part and --start-at applied to a parsed plan: every level's options made this part's share
+  // (engine::part_of), and the plan's start time set. Errors: kInvalidArgument naming "part"
+  // (not INDEX/COUNT, or a share with nothing in it, or without a `shared_target`: sweep's
+  // built-in server is each process's own) or "start_at" (core::parse_wall_time).
+  core::Status distribute(engine::Plan& plan, bool shared_target) const;
   // Those flags into `out`, checked against `target` (null: not known yet). Errors:
   // kInvalidArgument for --h2 with http:// or --h2c with https://, both at once, --streams
   // without HTTP/2 or --pipeline with it.

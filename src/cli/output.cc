@@ -58,6 +58,7 @@ report::LoadParams load_params(const engine::LoadOptions& o, const std::string& 
     }
     p.stages = text;
   }
+  if (o.share.count > 1) p.part = report::PartParams{o.share.index, o.share.count};
   if (shipments) {
     p.shipments = o.shipments.count;
     p.zipf = o.shipments.zipf;

@@ -5,6 +5,9 @@
 //                                 -o overlays two sweeps' curves in HTML
 //   knee report x.hlog ...        percentiles of HdrHistogram interval logs, per tag and merged
 //                                 exactly, optionally of a time range or one tag
+//   knee report merge a.json b.json ... -o all.json
+//                                 the parts of one load, run by separate processes, merged
+//                                 exactly into one result (report/merge.h)
 // --json prints the comparison, the log summary or the document itself as JSON.
 #include <fmt/core.h>
 
@@ -18,6 +21,7 @@
 #include "report/compare.h"
 #include "report/hlog.h"
 #include "report/html.h"
+#include "report/merge.h"
 #include "report/render.h"
 
 namespace knee::cli {
@@ -44,7 +48,8 @@ class ReportCommand final : public Subcommand {
   void add_options(CLI::App& app) override {
     app.add_option("files", files_,
                    "Saved knee JSON results (one to re-render it, two runs or sweeps to compare "
-                   "them), or HdrHistogram interval logs (.hlog) to read and merge")
+                   "them), HdrHistogram interval logs (.hlog) to read and merge, or 'merge' "
+                   "then the JSON results of the parts of one load (--part, one per load host)")
         ->required();
     app.add_option("--from", from_s_, "Only intervals starting at or after S seconds (log time)");
     app.add_option("--to", to_s_, "Only intervals starting at or before S seconds (log time)");
@@ -53,10 +58,12 @@ class ReportCommand final : public Subcommand {
                  "Print the document, the comparison or the merged latency summary as JSON");
     app.add_option("-o,--output", html_path_,
                    "With one run or sweep (FILE.json): write its HTML report to this file; with "
-                   "two sweeps (a.json b.json): an HTML page overlaying their curves");
+                   "two sweeps (a.json b.json): an HTML page overlaying their curves; after "
+                   "merge: the merged result, JSON (or its HTML report for a .html name)");
   }
 
   int run() override {
+    if (files_.front() == "merge") return merge();
     const bool all_json = std::all_of(files_.begin(), files_.end(),
                                       [](const std::string& f) { return has_suffix(f, ".json"); });
     if (all_json && files_.size() <= 2) {
@@ -99,6 +106,34 @@ class ReportCommand final : public Subcommand {
     FileOrStdout out;
     if (Status s = out.open("-o", html_path_, files_); !s) return report_failure(s);
     if (Status s = out.write(*page); !s) return report_failure(s);
+    return kExitOk;
+  }
+
+  // The parts of one load merged (report/merge.h): printed, and with -o written as JSON (or HTML).
+  int merge() {
+    const std::vector<std::string> inputs(files_.begin() + 1, files_.end());
+    if (inputs.size() < 2) {
+      return report_failure(Status::invalid_argument(
+          "report merge: give the JSON results of two or more parts of one load: knee report "
+          "merge a.json b.json ... -o all.json"));
+    }
+    std::vector<report::MergePart> parts;
+    for (const std::string& path : inputs) {
+      auto doc = read_document(path);
+      if (!doc) return report_failure(doc.status());
+      parts.push_back({path, std::move(doc).value()});
+    }
+    auto merged = report::merge_documents(parts);
+    if (!merged) return report_failure(merged.status().with_context("report merge"));
+    if (!html_path_.empty()) {
+      auto page = has_suffix(html_path_, ".html") ? report::render_html(*merged, html_path_)
+                                                  : Result<std::string>(json_text(*merged));
+      if (!page) return report_failure(page.status());
+      FileOrStdout out;
+      if (Status s = out.open("-o", html_path_, inputs); !s) return report_failure(s);
+      if (Status s = out.write(*page); !s) return report_failure(s);
+    }
+    fmt::print("{}", json_ ? json_text(*merged) : report::render_text(*merged));
     return kExitOk;
   }
 

@@ -26,6 +26,7 @@ class RunCommand final : public Subcommand {
     flags_.add_to(app, /*url_required=*/false, /*with_connections=*/true);
     flags_.add_rate_to(app);
     flags_.add_arrival_to(app);
+    flags_.add_distribution_flags(app);
     app.add_option("--repeat", repeat_,
                    "Independent runs; figures become median (min-max) over them")
         ->capture_default_str()
@@ -101,6 +102,7 @@ class RunCommand final : public Subcommand {
       urls.push_back(flags_.url);
       plan.levels.push_back({std::move(options).value()});
     }
+    if (Status s = flags_.distribute(plan, /*shared_target=*/true); !s) return report_failure(s);
     ResultFiles files;
     if (Status s = files.open(outputs_); !s) return report_failure(s);
     // Per-second intervals for --hlog, and for the JSON and HTML report's over-time chart.

@@ -38,6 +38,7 @@ class SweepCommand final : public Subcommand {
                    "Open-loop sweep instead: arrival rates in req/s, comma-separated, increasing "
                    "(e.g. 1000,2000,4000); latency from each request's intended send time");
     flags_.add_arrival_to(app, "With --rate: ");
+    flags_.add_distribution_flags(app);
     app.add_option("-c,--connections", max_connections_,
                    "With --rate: the most connections each level's pool may open (default: "
                    "enough for the rate at 250 ms of latency)");
@@ -112,6 +113,7 @@ class SweepCommand final : public Subcommand {
     }
     auto plan = flags_.sweep_plan(*levels, by_rate, max_connections_, repeat_);
     if (!plan) return report_failure(plan.status());
+    if (Status s = flags_.distribute(*plan, !builtin); !s) return report_failure(s);
     ResultFiles files;
     if (Status s = files.open(outputs_); !s) return report_failure(s);
 

@@ -142,6 +142,30 @@ void Histogram::reset() {
   max_ = 0;
 }
 
+Status Histogram::restore_extremes(int64_t min, int64_t max, int64_t clamped_count) {
+  if (total_count_ == 0) {
+    return min == 0 && max == 0 && clamped_count == 0
+               ? Status::ok()
+               : Status::invalid_argument("an empty histogram has no min, max or clamped values");
+  }
+  // The counters' own bounds: min_ and max_ are the lowest and highest recorded bucket's values.
+  const int64_t lo = lowest_equivalent_value(min_);
+  const int64_t hi = highest_equivalent_value(max_);
+  if (min < lo || min > std::min(hi, highest_equivalent_value(min_)) || max < min ||
+      max > std::min(hi, highest_trackable_value_) || max < lowest_equivalent_value(max_)) {
+    return Status::invalid_argument(fmt::format(
+        "min {} and max {} do not fall in the recorded buckets [{}, {}]", min, max, lo, hi));
+  }
+  if (clamped_count < 0 || clamped_count > total_count_) {
+    return Status::invalid_argument(
+        fmt::format("clamped count {} is outside 0..{}", clamped_count, total_count_));
+  }
+  min_ = min;
+  max_ = max;
+  clamped_count_ = clamped_count;
+  return Status::ok();
+}
+
 double Histogram::mean() const {
   if (total_count_ == 0) return 0.0;
   double total = 0.0;

@@ -96,6 +96,12 @@ class Histogram {
   // Forgets every sample; keeps the layout and the memory.
   void reset();
 
+  // Puts back the exact min, max and clamped count that an encoding of the counters alone (V2)
+  // loses, for readers that carry them beside it (report/record.h). min and max must fall in the
+  // lowest and highest non-zero counters' ranges and clamped_count in 0..count(); otherwise
+  // kInvalidArgument and nothing changes. An empty histogram takes nothing.
+  Status restore_extremes(int64_t min, int64_t max, int64_t clamped_count);
+
   // --- Statistics (all 0 when the histogram is empty) ---
 
   // Number of samples recorded (including clamped ones).

@@ -1,6 +1,7 @@
 #include "core/run_stats.h"
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 
 namespace knee::core {
@@ -156,6 +157,47 @@ void RunStats::merge(const RunStats& other) {
   client_cpu_ns += other.client_cpu_ns;
   client_spin_ns += other.client_spin_ns;
   client_wall_ns = std::max(client_wall_ns, other.client_wall_ns);
+}
+
+RunResult merge_parts(const std::vector<RunResult>& parts) {
+  RunResult merged = parts.front();
+  if (parts.size() == 1) return merged;
+  double start = parts.front().measure_start_epoch_s;
+  double end = start + parts.front().duration_s;
+  for (size_t i = 1; i < parts.size(); ++i) {
+    const RunResult& p = parts[i];
+    merged.stats.merge(p.stats);
+    merged.target_rate_rps += p.target_rate_rps;
+    merged.connections += p.connections;
+    merged.threads += p.threads;
+    merged.requests_asked += p.requests_asked;
+    merged.interrupted = merged.interrupted || p.interrupted;
+    start = std::min(start, p.measure_start_epoch_s);
+    end = std::max(end, p.measure_start_epoch_s + p.duration_s);
+  }
+  merged.measure_start_epoch_s = start;
+  merged.duration_s = end - start;
+  merged.intervals.clear();
+  for (const RunResult& p : parts) {
+    for (const LatencyInterval& in : p.intervals) {
+      const double offset = p.measure_start_epoch_s - start + in.start_s;
+      const auto index = static_cast<size_t>(std::max(0.0, std::round(offset)));
+      if (merged.intervals.size() <= index) {
+        const size_t from = merged.intervals.size();
+        merged.intervals.resize(index + 1);
+        for (size_t k = from; k <= index; ++k) merged.intervals[k].start_s = static_cast<double>(k);
+      }
+      LatencyInterval& m = merged.intervals[index];
+      m.length_s = std::max(m.length_s, in.length_s);
+      m.count += in.count;
+      m.errors += in.errors;
+      m.target_rps += in.target_rps;
+      m.p50_ns = std::max(m.p50_ns, in.p50_ns);
+      m.p99_ns = std::max(m.p99_ns, in.p99_ns);
+      m.max_ns = std::max(m.max_ns, in.max_ns);
+    }
+  }
+  return merged;
 }
 
 }  // namespace knee::core

@@ -313,4 +313,17 @@ struct RunResult {
   }
 };
 
+// The exact merge of the runs that several processes (MPI ranks, or separately started knee
+// processes: `knee report merge`) made of one load, each driving its part of it: counts add,
+// histograms merge (the result equals recording every sample into one histogram), connections,
+// threads, rates and -n add, per-worker maxima stay maxima (RunStats::merge). The measured
+// phase is the span from the earliest part's start to the latest part's end (wall clock), so
+// a start skew between parts lowers throughput, never raises it. Per-second intervals are
+// aligned by absolute time (measure_start_epoch_s + start_s, to the nearest second of the
+// earliest start): counts, errors and target rates add, max_ns is the maximum (exact), and
+// p50_ns/p99_ns are the largest part's (an upper bound: percentiles of summaries do not merge).
+// `use` (the host's resources) is parts[0]'s: the resources of each part's host stay with that
+// part. interrupted: any part's. `parts` not empty; a single part is returned as it is.
+RunResult merge_parts(const std::vector<RunResult>& parts);
+
 }  // namespace knee::core

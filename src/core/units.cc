@@ -4,7 +4,12 @@
 
 #include <algorithm>
 #include <charconv>
+#include <chrono>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <string>
 
 namespace knee::core {
 
@@ -164,6 +169,65 @@ std::string format_duration_ns(double ns) {
   if (ns < 1e6) return fmt::format("{:.2f} us", ns / 1e3);
   if (ns < 1e9) return fmt::format("{:.2f} ms", ns / 1e6);
   return fmt::format("{:.2f} s", ns / 1e9);
+}
+
+Result<double> parse_wall_time(std::string_view text, double now_epoch_s) {
+  const std::string shown(text);
+  auto bad = [&]() {
+    return Status::invalid_argument(
+        fmt::format("'{}' is not a time: give seconds since the epoch (1796212800), a UTC time "
+                    "(2026-12-02T12:00:00Z) or +DURATION from now (+30s)",
+                    shown));
+  };
+  double t = 0;
+  if (!text.empty() && text.front() == '+') {
+    auto d = parse_duration(text.substr(1));
+    if (!d) return bad();
+    t = now_epoch_s + std::chrono::duration<double>(*d).count();
+  } else if (text.find('T') != std::string_view::npos) {
+    std::tm tm{};
+    int year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0;
+    char z = 0;
+    int used = 0;
+    const int n = std::sscanf(shown.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%c%n", &year, &month, &day,
+                              &hour, &minute, &second, &z, &used);
+    int used5 = 0;
+    const bool short_form = n != 7 && std::sscanf(shown.c_str(), "%4d-%2d-%2dT%2d:%2d%c%n", &year,
+                                                  &month, &day, &hour, &minute, &z, &used5) == 6;
+    if (short_form) {
+      second = 0;
+      used = used5;
+    } else if (n != 7) {
+      return bad();
+    }
+    if (z != 'Z' || static_cast<size_t>(used) != shown.size() || month < 1 || month > 12 ||
+        day < 1 || day > 31 || hour > 23 || minute > 59 || second > 60) {
+      return bad();
+    }
+    tm.tm_year = year - 1900;
+    tm.tm_mon = month - 1;
+    tm.tm_mday = day;
+    tm.tm_hour = hour;
+    tm.tm_min = minute;
+    tm.tm_sec = second;
+    const std::time_t epoch = timegm(&tm);
+    std::tm back{};
+    if (epoch == -1 || gmtime_r(&epoch, &back) == nullptr || back.tm_mday != day) return bad();
+    t = static_cast<double>(epoch);
+  } else {
+    char* end = nullptr;
+    t = std::strtod(shown.c_str(), &end);
+    if (shown.empty() || end != shown.c_str() + shown.size() || !std::isfinite(t)) return bad();
+  }
+  if (t < now_epoch_s - 1) {
+    return Status::invalid_argument(
+        fmt::format("'{}' has passed ({:.0f} s ago): give a time to come", shown, now_epoch_s - t));
+  }
+  if (t > now_epoch_s + 86400) {
+    return Status::invalid_argument(
+        fmt::format("'{}' is more than a day away: give a time within 24 h", shown));
+  }
+  return t;
 }
 
 }  // namespace knee::core

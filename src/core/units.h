@@ -20,6 +20,13 @@ namespace knee::core {
 // garbage.
 Result<Nanos> parse_duration(std::string_view text);
 
+// Parses a wall-clock time into seconds since the Unix epoch: seconds since the epoch
+// ("1796212800", "1796212800.5"), an ISO 8601 UTC time ("2026-12-02T12:00:00Z", seconds
+// optional, "Z" required), or "+DURATION" after `now_epoch_s` ("+30s"). Errors
+// (kInvalidArgument): any other form, an impossible date, a time before now_epoch_s - 1 s (it
+// has passed) or more than a day after it.
+Result<double> parse_wall_time(std::string_view text, double now_epoch_s);
+
 // Parses "1,2,4,8" into {1,2,4,8}. Every element must be an integer in [1, max_value].
 // Errors (kInvalidArgument): empty list or element, non-digits, zero, out of range.
 Result<std::vector<int64_t>> parse_positive_int_list(std::string_view text,

@@ -28,6 +28,10 @@ Status LoadOptions::validate() const {
     return Status::invalid_field("connections",
                                  fmt::format("{} is below 1; give a positive number", connections));
   }
+  if (share.count < 1 || share.index < 0 || share.index >= share.count) {
+    return Status::invalid_field("part",
+                                 fmt::format("{}/{} is not a part", share.index, share.count));
+  }
   if (max_connections && *max_connections < 1) {
     return Status::invalid_field(
         "max_connections", fmt::format("{} is below 1; give a positive number", *max_connections));
@@ -129,7 +133,63 @@ int LoadOptions::default_pool_size(double rate_rps) {
 
 int LoadOptions::connection_slots() const {
   if (!open_loop()) return connections;
-  return max_connections.value_or(default_pool_size(*rate_rps));
+  return max_connections.value_or(default_pool_size(*rate_rps / share.count));
+}
+
+namespace {
+
+// Part i's share of n split over k, the remainder spread over the first parts, and where it
+// starts.
+int64_t share_of(int64_t n, int i, int k) { return n / k + (i < n % k ? 1 : 0); }
+int64_t start_of(int64_t n, int i, int k) { return i * (n / k) + std::min<int64_t>(i, n % k); }
+
+}  // namespace
+
+core::Result<LoadOptions> part_of(const LoadOptions& whole, int index, int count) {
+  if (count < 1 || index < 0 || index >= count) {
+    return Status::invalid_field(
+        "part",
+        fmt::format("{}/{} is not a part: give INDEX/COUNT with 0 <= INDEX < COUNT", index, count));
+  }
+  LoadOptions part = whole;
+  part.share = {index, count, 0};
+  if (count == 1) return part;
+  auto too_few = [&](std::string_view what, int64_t n) {
+    return Status::invalid_field(
+        "part", fmt::format("{} {} cannot be split over {} parts: each part needs at least one", n,
+                            what, count));
+  };
+  if (!whole.open_loop()) {
+    if (whole.connections < count) return too_few("connections", whole.connections);
+    part.connections = static_cast<int>(share_of(whole.connections, index, count));
+    part.share.first_connection = static_cast<uint64_t>(start_of(whole.connections, index, count));
+    part.threads = std::min(part.threads, part.connections);
+    if (whole.requests) {
+      const auto n = static_cast<int64_t>(*whole.requests);
+      if (n < count) return too_few("requests", n);
+      part.requests = static_cast<uint64_t>(share_of(n, index, count));
+    }
+    return part;
+  }
+  if (whole.max_connections) {
+    if (*whole.max_connections < count) return too_few("connections", *whole.max_connections);
+    part.max_connections = static_cast<int>(share_of(*whole.max_connections, index, count));
+    part.share.first_connection =
+        static_cast<uint64_t>(start_of(*whole.max_connections, index, count));
+  } else {
+    part.share.first_connection =
+        static_cast<uint64_t>(index) *
+        static_cast<uint64_t>(LoadOptions::default_pool_size(*whole.rate_rps / count));
+  }
+  // Every part keeps the whole load's threads: they take turns in one sequence by that count.
+  if (part.threads > part.connection_slots()) {
+    return Status::invalid_field(
+        "part",
+        fmt::format("part {} of {} has a pool of {} connections, fewer than its {} threads: "
+                    "give fewer threads or a larger pool",
+                    index, count, part.connection_slots(), part.threads));
+  }
+  return part;
 }
 
 namespace {
@@ -328,7 +388,10 @@ Result<core::RunResult> run_load(const LoadOptions& options, const RunControl& c
         std::chrono::duration<double>(phases.measure_until - phases.measure_from).count(),
         start_epoch_s + std::chrono::duration<double>(options.warmup).count(), control.on_interval);
   }
-  uint64_t next_connection = 0;
+  uint64_t next_connection = options.share.first_connection;
+  // Threads of every part together take turns in one arrival sequence (LoadOptions::share).
+  const int first_thread = options.share.index * options.threads;
+  const int all_threads = options.share.count * options.threads;
   const int slots = options.connection_slots();
   for (int t = 0; t < options.threads; ++t) {
     WorkerConfig cfg;
@@ -338,7 +401,8 @@ Result<core::RunResult> run_load(const LoadOptions& options, const RunControl& c
     cfg.requests = &requests;
     cfg.shipments = options.shipments;
     // Each thread its own stream of ids, repeatable from the run's seed.
-    cfg.shipment_seed = options.seed * uint64_t{0x9e3779b97f4a7c15} + static_cast<uint64_t>(t);
+    cfg.shipment_seed =
+        options.seed * uint64_t{0x9e3779b97f4a7c15} + static_cast<uint64_t>(first_thread + t);
     cfg.per_connection = options.per_connection;
     cfg.connections = slots / options.threads + (t < slots % options.threads ? 1 : 0);
     cfg.first_connection = next_connection;
@@ -360,10 +424,11 @@ Result<core::RunResult> run_load(const LoadOptions& options, const RunControl& c
       cfg.live = lives.back().get();
     }
     if (!options.stages.empty()) {
-      cfg.schedule.emplace(options.arrival, RateProfile(options.stages), options.seed, t,
-                           options.threads);
+      cfg.schedule.emplace(options.arrival, RateProfile(options.stages), options.seed,
+                           first_thread + t, all_threads);
     } else if (options.rate_rps) {
-      cfg.schedule.emplace(options.arrival, *options.rate_rps, options.seed, t, options.threads);
+      cfg.schedule.emplace(options.arrival, *options.rate_rps, options.seed, first_thread + t,
+                           all_threads);
     }
     workers.push_back(std::make_unique<LoadWorker>(std::move(cfg)));
   }
@@ -447,19 +512,26 @@ Result<core::RunResult> run_load(const LoadOptions& options, const RunControl& c
   result.connections = slots;
   result.per_connection = options.per_connection;
   result.h2 = options.h2;
-  result.target_rate_rps = options.rate_rps.value_or(0.0);
+  // This part's share of the rate (the whole rate without --part).
+  const double part_share = 1.0 / options.share.count;
+  result.target_rate_rps = options.rate_rps.value_or(0.0) * part_share;
   if (!options.stages.empty()) {
     // The rate the stages intended over the measured phase, and in each of its intervals.
     const RateProfile profile(options.stages);
     const double from = static_cast<double>(options.warmup.count());
     const double length = static_cast<double>(options.duration.count());
     result.target_rate_rps =
-        (profile.arrivals_until(from + length) - profile.arrivals_until(from)) / length * 1e9;
+        (profile.arrivals_until(from + length) - profile.arrivals_until(from)) / length * 1e9 *
+        part_share;
   }
   result.measure_start_epoch_s =
       start_epoch_s + std::chrono::duration<double>(options.warmup).count();
   result.threads = options.threads;
   result.requests_asked = options.requests.value_or(0);
+  if (options.open_loop() && options.requests) {  // the whole load's -n: this part's turns of it
+    result.requests_asked = static_cast<uint64_t>(share_of(
+        static_cast<int64_t>(*options.requests), options.share.index, options.share.count));
+  }
   // The measured phase as it was: -d, or shorter once -n was reached.
   result.duration_s =
       std::chrono::duration<double>(phases.measure_until - phases.measure_from).count();
@@ -485,7 +557,8 @@ Result<core::RunResult> run_load(const LoadOptions& options, const RunControl& c
       const double a = from + i.start_s * 1e9;
       const double b = std::min(until, a + i.length_s * 1e9);
       if (b > a)
-        i.target_rps = (profile.arrivals_until(b) - profile.arrivals_until(a)) / (b - a) * 1e9;
+        i.target_rps =
+            (profile.arrivals_until(b) - profile.arrivals_until(a)) / (b - a) * 1e9 * part_share;
     }
   }
   if (result.interrupted) {  // the measured phase ended when the user stopped it

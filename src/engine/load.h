@@ -100,6 +100,20 @@ struct LoadOptions {
   // Open loop: the measured phase lasts requests / rate_rps, so the schedule holds exactly this
   // many arrivals when they are uniform (Poisson: this many on average).
   std::optional<uint64_t> requests;
+  // This process's part of a load that several processes drive together (part_of below:
+  // `--part`, MPI ranks); {0, 1, 0} is the whole load. Closed loop: `connections` and `requests`
+  // are already this part's share. Open loop: rate_rps, stages and requests stay the whole
+  // load's, and this part's threads take their turns (global thread index * threads + t of
+  // count * threads) in the one arrival sequence of the whole load, so the parts together send
+  // exactly the schedule one process with all their threads would (Poisson included: same seed);
+  // this part's own target, and its default pool, are for rate_rps / count. first_connection:
+  // the {conn} number of this part's first slot, so numbers stay unique across parts.
+  struct Share {
+    int index = 0;
+    int count = 1;
+    uint64_t first_connection = 0;
+  };
+  Share share;
 
   // Open loop's default pool: enough connections for the rate at up to 250 ms of latency,
   // between 16 and 4096 (Little: N = X * R). The only place this default is computed.
@@ -141,6 +155,14 @@ struct RunControl {
 // Braces in a request target other than the placeholders {conn}, {seq} and {shipment}: almost
 // surely a typo. Errors: kInvalidArgument with field() `field`.
 core::Status check_placeholders(std::string_view target, std::string_view field);
+
+// Part `index` (from 0) of `whole` split over `count` processes, as LoadOptions::share explains.
+// Closed loop: connections and -n are split with the remainder spread over the first parts
+// (10 over 4: 3, 3, 2, 2), threads capped at the part's connections. Open loop: a given
+// max_connections is split the same way; without one each part's default pool is for its share
+// of the rate. Errors: kInvalidArgument with field() "part" for count < 1, index outside
+// 0..count-1, or a share with no connection (or no request of -n) left for some part.
+core::Result<LoadOptions> part_of(const LoadOptions& whole, int index, int count);
 
 // Runs one load test. Errors: kInvalidArgument for bad options (a scheme other than http and
 // https, a bad method, an unreadable CA bundle or client certificate), kUnavailable when the

@@ -1,6 +1,8 @@
 #include "engine/plan.h"
 
 #include <algorithm>
+#include <chrono>
+#include <cmath>
 #include <thread>
 
 namespace knee::engine {
@@ -101,6 +103,32 @@ core::Result<Plan> sweep_plan(const LoadOptions& base, const std::vector<int64_t
   return plan;
 }
 
+double plan_run_slot_s(const Plan& plan) {
+  double longest = 0;
+  for (const auto& level : plan.levels) {
+    for (const LoadOptions& o : level) {
+      longest = std::max(
+          longest,
+          std::chrono::duration<double>(o.warmup + o.duration + o.grace_or_default()).count());
+    }
+  }
+  return std::ceil(longest + 2.0);
+}
+
+namespace {
+
+// Sleeps until the wall clock reads `epoch_s`, in steps short enough to notice an interrupt.
+void wait_until_epoch(double epoch_s, const std::atomic<bool>* interrupt) {
+  for (;;) {
+    const double now =
+        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    if (now >= epoch_s || (interrupt != nullptr && interrupt->load())) return;
+    std::this_thread::sleep_for(std::chrono::duration<double>(std::min(0.05, epoch_s - now)));
+  }
+}
+
+}  // namespace
+
 PlanResult run_plan(const Plan& plan, const PlanControl& control) {
   PlanResult result;
   const int repeats = std::max(1, plan.repeats);
@@ -118,6 +146,11 @@ PlanResult run_plan(const Plan& plan, const PlanControl& control) {
       total -= planned;
       if (control.on_run_start) {
         control.on_run_start(PlanPosition{l, plan.levels.size(), k, repeats, planned, total});
+      }
+      if (plan.start_at_epoch_s) {
+        const double index =
+            static_cast<double>(l * static_cast<size_t>(repeats) + static_cast<size_t>(k));
+        wait_until_epoch(*plan.start_at_epoch_s + index * plan.run_slot_s, control.interrupt);
       }
       std::vector<core::RunResult> step;
       if (auto failure = run_step(plan, level, control, step)) {

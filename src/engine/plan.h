@@ -38,7 +38,17 @@ struct Plan {
   int repeats = 1;  // runs per level, >= 1
   // Names of the scenarios, for errors ("scenario fast: cannot reach ..."); may be empty.
   std::vector<std::string> scenario_names;
+  // --start-at: run k of the plan (levels x repeats, from 0) begins at the wall-clock time
+  // start_at_epoch_s + k * run_slot_s (seconds since the Unix epoch), so that processes started
+  // apart (parts of one load on several machines) run each level together; run_slot_s is the
+  // longest run's warm-up + measured phase + grace, plus 2 s for connecting, rounded up to a
+  // whole second (plan_run_slot_s). A run that is due already starts at once. Empty: no waiting.
+  std::optional<double> start_at_epoch_s;
+  double run_slot_s = 0;
 };
+
+// The slot each run of `plan` gets under --start-at (Plan::run_slot_s), seconds.
+double plan_run_slot_s(const Plan& plan);
 
 // Where the plan is: level l of n, repeat k of K (from 0), and the planned time (warm-up plus
 // measured phase) of this run and of the runs still to come after it.

@@ -517,6 +517,20 @@ analysis::ThresholdInput threshold_input(const RunFigures& r) {
   return in;
 }
 
+namespace {
+
+// Every repeat's exact record, tagged with the host and the part that measured it.
+std::vector<RunRecord> records_of(const std::vector<core::RunResult>& runs, const std::string& host,
+                                  const std::optional<PartParams>& part) {
+  std::vector<RunRecord> records;
+  for (const core::RunResult& r : runs) {
+    records.push_back({r, host, part ? part->index : 0, part ? part->count : 1});
+  }
+  return records;
+}
+
+}  // namespace
+
 RunDocument analyse_run(std::string target, std::string started_at, LoadParams params,
                         const std::vector<core::RunResult>& runs, const probes::HostContext& host) {
   RunDocument d;
@@ -524,6 +538,7 @@ RunDocument analyse_run(std::string target, std::string started_at, LoadParams p
   d.started_at = std::move(started_at);
   d.params = std::move(params);
   d.level = level_figures(runs, nullptr);
+  d.level.records = records_of(runs, host.hostname, d.params.part);
   d.host = host_figures(host);
   return d;
 }
@@ -542,6 +557,7 @@ SweepDocument analyse_sweep(std::string target, std::string started_at, LoadPara
       !levels.empty() && !levels.front().empty() && levels.front().front().open_loop();
   for (const std::vector<core::RunResult>& runs : levels) {
     d.levels.push_back(level_figures(runs, previous_use));
+    d.levels.back().records = records_of(runs, host.hostname, d.params.part);
     const LevelFigures& level = d.levels.back();
     const core::RunResult& run = runs[median_index(runs)];
     if (run.use) previous_use = &*run.use;

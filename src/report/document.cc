@@ -350,6 +350,28 @@ void describe(Io& io, SaturatedFigures& s) {
 }
 
 template <class Io>
+void describe(Io& io, PartFigures& p) {
+  io("part", p.part);
+  io("host", p.host);
+  io("source", p.source);
+  io("connections", p.connections);
+  io.omittable("rate_rps", p.rate_rps);
+  io("throughput_rps", p.throughput_rps);
+  io("errors", p.errors);
+  io("client_cpu_cores", p.client_cpu_cores);
+  io("client_max_thread_cpu_demand", p.client_max_thread_cpu_demand);
+  io("start_offset_ms", p.start_offset_ms);
+  io("saturated", p.saturated);
+  io("detail", p.detail);
+}
+
+template <class Io>
+void describe(Io& io, PartParams& p) {
+  io("index", p.index);
+  io("count", p.count);
+}
+
+template <class Io>
 void describe(Io& io, LevelFigures& l) {
   io.flatten(l.median);
   io("mode", l.mode);
@@ -360,6 +382,8 @@ void describe(Io& io, LevelFigures& l) {
   io("little_flagged", l.little_flagged);
   io.nullable("saturated", l.saturated);
   io("notes", l.notes);
+  io.omit_empty("parts", l.parts);
+  io.omit_empty("records", l.records);
 }
 
 template <class Io>
@@ -391,6 +415,8 @@ void describe(Io& io, LoadParams& p) {
   io.omittable("timeline", p.timeline);
   io.omittable("shipments", p.shipments);
   io.omittable("zipf", p.zipf);
+  io.omittable("part", p.part);
+  io.omit_empty("merged_from", p.merged_from);
 }
 
 template <class Io>

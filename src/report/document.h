@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "report/record.h"
 
 namespace knee::report {
 
@@ -311,6 +312,27 @@ struct SaturatedFigures {
   bool operator==(const SaturatedFigures&) const = default;
 };
 
+// One process's part of a level whose load several processes drove (`knee run --part`, MPI
+// ranks) and `knee report merge` (or rank 0) merged: its own figures, from its median repeat,
+// beside the merged ones.
+struct PartFigures {
+  int part = 0;                    // its index (the rank), from 0
+  std::string host;                // the hostname of its machine
+  std::string source;              // the file it was read from, or "rank N"
+  int connections = 0;             // its share: closed loop N, open loop the pool's cap
+  std::optional<double> rate_rps;  // open loop: its share of the arrival rate
+  double throughput_rps = 0;
+  uint64_t errors = 0;
+  double client_cpu_cores = 0;
+  double client_max_thread_cpu_demand = 0;
+  // Its measured phase began this long after the earliest part's, ms, by each machine's own
+  // clock (so clock offsets between machines are in it).
+  double start_offset_ms = 0;
+  std::string saturated;  // its own verdict's resource (SaturatedFigures::resource)
+  std::string detail;
+  bool operator==(const PartFigures&) const = default;
+};
+
 // One run or sweep level over its repeats: the median run's figures, the ranges, every repeat
 // when there were several, and the verdicts.
 struct LevelFigures {
@@ -325,6 +347,11 @@ struct LevelFigures {
   // How to read this level, in plain words (report::run_notes: a stall hidden by the closed
   // loop, a schedule not kept, a phase that sent nothing).
   std::vector<std::string> notes;
+  // The exact record of every repeat, in order (report/record.h): what `knee report merge`
+  // merges. Empty in files of knee before records, and in merged files' parts.
+  std::vector<RunRecord> records;
+  // A merged level: each part's own figures, by part (empty otherwise).
+  std::vector<PartFigures> parts;
   bool operator==(const LevelFigures&) const = default;
 };
 
@@ -337,6 +364,14 @@ struct TlsParams {
   std::optional<std::string> version;  // --tls: "1.2" or "1.3"; empty: 1.2 or 1.3
   bool resume = true;                  // false with --no-tls-resume
   bool operator==(const TlsParams&) const = default;
+};
+
+// --part INDEX/COUNT: this process drove part INDEX (from 0) of a load split over COUNT
+// processes (engine::part_of).
+struct PartParams {
+  int index = 0;
+  int count = 1;
+  bool operator==(const PartParams&) const = default;
 };
 
 struct LoadParams {
@@ -365,6 +400,9 @@ struct LoadParams {
   // held {shipment}.
   std::optional<int64_t> shipments;
   std::optional<double> zipf;
+  std::optional<PartParams> part;  // --part: this process's part of a split load
+  // A merged result: the files (or ranks) whose parts it merged, in part order.
+  std::vector<std::string> merged_from;
   bool operator==(const LoadParams&) const = default;
 };
 

@@ -280,44 +280,6 @@ Result<Histogram> decode_compressed(std::span<const uint8_t> bytes) {
   return h;
 }
 
-std::string base64_encode(std::span<const uint8_t> bytes) {
-  std::string out(4 * ((bytes.size() + 2) / 3) + 1, '\0');
-  const int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()), bytes.data(),
-                                static_cast<int>(bytes.size()));
-  out.resize(static_cast<size_t>(n));
-  return out;
-}
-
-bool is_base64_char(char c) {
-  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '+' ||
-         c == '/';
-}
-
-// Standard base64 with padding, nothing else (EVP_DecodeBlock alone would skip whitespace and
-// keep the padding's zero bytes).
-Result<std::vector<uint8_t>> base64_decode(std::string_view text) {
-  if (text.empty() || text.size() % 4 != 0) {
-    return Status::parse_error(
-        fmt::format("base64 length {} is not a positive multiple of 4", text.size()));
-  }
-  size_t padding = 0;
-  if (text.back() == '=') padding = text[text.size() - 2] == '=' ? 2 : 1;
-  for (size_t i = 0; i < text.size() - padding; ++i) {
-    if (!is_base64_char(text[i])) {
-      return Status::parse_error(
-          fmt::format("base64 character '{}' at offset {} is invalid", text[i], i));
-    }
-  }
-  std::vector<uint8_t> out(text.size() / 4 * 3);
-  const int n = EVP_DecodeBlock(out.data(), reinterpret_cast<const unsigned char*>(text.data()),
-                                static_cast<int>(text.size()));
-  if (n < 0 || static_cast<size_t>(n) != out.size()) {
-    return Status::parse_error("base64 text is invalid");
-  }
-  out.resize(out.size() - padding);
-  return out;
-}
-
 // Java's Date.toString() layout, in UTC: "Tue Nov 14 22:13:20 UTC 2023".
 std::string java_date_utc(double epoch_s) {
   static constexpr const char* kDays[] = {"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"};
@@ -369,6 +331,44 @@ std::vector<std::string_view> split_commas(std::string_view s) {
 }
 
 }  // namespace
+
+std::string base64_encode(std::span<const uint8_t> bytes) {
+  std::string out(4 * ((bytes.size() + 2) / 3) + 1, '\0');
+  const int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()), bytes.data(),
+                                static_cast<int>(bytes.size()));
+  out.resize(static_cast<size_t>(n));
+  return out;
+}
+
+static bool is_base64_char(char c) {
+  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '+' ||
+         c == '/';
+}
+
+// Standard base64 with padding, nothing else (EVP_DecodeBlock alone would skip whitespace and
+// keep the padding's zero bytes).
+Result<std::vector<uint8_t>> base64_decode(std::string_view text) {
+  if (text.empty() || text.size() % 4 != 0) {
+    return Status::parse_error(
+        fmt::format("base64 length {} is not a positive multiple of 4", text.size()));
+  }
+  size_t padding = 0;
+  if (text.back() == '=') padding = text[text.size() - 2] == '=' ? 2 : 1;
+  for (size_t i = 0; i < text.size() - padding; ++i) {
+    if (!is_base64_char(text[i])) {
+      return Status::parse_error(
+          fmt::format("base64 character '{}' at offset {} is invalid", text[i], i));
+    }
+  }
+  std::vector<uint8_t> out(text.size() / 4 * 3);
+  const int n = EVP_DecodeBlock(out.data(), reinterpret_cast<const unsigned char*>(text.data()),
+                                static_cast<int>(text.size()));
+  if (n < 0 || static_cast<size_t>(n) != out.size()) {
+    return Status::parse_error("base64 text is invalid");
+  }
+  out.resize(out.size() - padding);
+  return out;
+}
 
 void put_zigzag_varint(int64_t value, std::vector<uint8_t>& out) {
   uint64_t z = (static_cast<uint64_t>(value) << 1) ^ static_cast<uint64_t>(value >> 63);

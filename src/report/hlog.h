@@ -81,6 +81,12 @@ std::vector<uint8_t> encode_compressed_v2(const core::Histogram& h);
 // overflows int64.
 core::Result<core::Histogram> decode(std::span<const uint8_t> bytes);
 
+// RFC 4648 base64, standard alphabet with padding (the hlog's histogram column, and the record's
+// histograms: report/record.h). Decoding accepts nothing else: no whitespace, no missing
+// padding (kParseError naming the offset).
+std::string base64_encode(std::span<const uint8_t> bytes);
+core::Result<std::vector<uint8_t>> base64_decode(std::string_view text);
+
 // Building blocks of the encoding, exposed for tests. Appends the ZigZag LEB128 bytes of value.
 void put_zigzag_varint(int64_t value, std::vector<uint8_t>& out);
 // Reads one ZigZag LEB128 value at bytes[pos] and advances pos past it; nullopt (pos unchanged)

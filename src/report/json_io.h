@@ -14,6 +14,8 @@
 //   io.flatten(v)         a nested struct whose fields live in this same object
 //   io.flatten_if("k", v) std::optional nested struct in this object, engaged when key "k" is
 //                         present
+//   io.maybe_nan("k", v)  double where NaN means unknown (core::kUnknown): written as null, null
+//                         reads NaN; missing fails as for io()
 // Values: bool, int, int64_t, uint64_t, double (finite; use nullable optional<double> where a
 // figure may be unknown), std::string, enums with a to_text/from_text pair, scalars with a
 // to_json_value/from_json_value pair, std::vector, std::map with string keys, std::optional
@@ -93,6 +95,9 @@ class Writer {
   template <class T>
   void flatten_if(const char*, const std::optional<T>& v) {
     if (v) flatten(*v);
+  }
+  void maybe_nan(const char* key, const double& v) {
+    out_[key] = std::isnan(v) ? nlohmann::json() : nlohmann::json(v);
   }
   // Lets a describe() branch on the direction where a field depends on another (rarely needed).
   static constexpr bool kReading = false;
@@ -182,6 +187,15 @@ class Reader {
     }
     v.emplace();
     describe(*this, *v);
+  }
+  void maybe_nan(const char* key, double& v) {
+    if (!error_.empty()) return;
+    const nlohmann::json* j = find(key);
+    if (j != nullptr && j->is_null()) {
+      v = std::numeric_limits<double>::quiet_NaN();
+      return;
+    }
+    (*this)(key, v);
   }
   static constexpr bool kReading = true;
 

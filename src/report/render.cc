@@ -1,6 +1,7 @@
 #include "report/render.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cmath>
 #include <string>
@@ -348,6 +349,57 @@ std::string timeline_text(const LoadParams& params, const RunFigures& r) {
          render_table(rows, {true});
 }
 
+namespace {
+
+// A merged result's parts, one row each (with the level first in a sweep): what each process
+// drove, measured and concluded about itself.
+std::string parts_text(const std::vector<const LevelFigures*>& levels, bool open,
+                       const std::string& indent) {
+  std::vector<std::vector<std::string>> rows;
+  const bool sweep = levels.size() > 1;
+  std::vector<std::string> head;
+  if (sweep) head.push_back(open ? "rate" : "N");
+  for (const char* h :
+       {"part", "host", "load", "req/s", "errors", "client cores", "start +ms", "saturated"}) {
+    head.push_back(h);
+  }
+  rows.push_back(head);
+  for (const LevelFigures* level : levels) {
+    for (const PartFigures& p : level->parts) {
+      std::vector<std::string> row;
+      if (sweep) {
+        row.push_back(open && level->median.open
+                          ? fmt::format("{:.0f}", level->median.open->target_rate_rps)
+                          : std::to_string(connections_of(level->median)));
+      }
+      row.push_back(std::to_string(p.part));
+      row.push_back(p.host.empty() ? "?" : p.host);
+      row.push_back(p.rate_rps ? fmt::format("{:.0f} req/s", *p.rate_rps)
+                               : fmt::format("{} conn", p.connections));
+      row.push_back(fmt::format("{:.1f}", p.throughput_rps));
+      row.push_back(std::to_string(p.errors));
+      row.push_back(fmt::format("{:.2f}", p.client_cpu_cores));
+      row.push_back(fmt::format("{:.1f}", p.start_offset_ms));
+      row.push_back(p.saturated);
+      rows.push_back(std::move(row));
+    }
+  }
+  std::vector<bool> left(head.size(), false);
+  left[sweep ? 2 : 1] = true;
+  left.back() = true;
+  std::string out;
+  std::string table = render_table(rows, left);
+  size_t pos = 0;
+  while (pos < table.size()) {
+    const size_t nl = table.find('\n', pos);
+    out += indent + table.substr(pos, nl - pos + 1);
+    pos = nl == std::string::npos ? table.size() : nl + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string render_run_text(const RunDocument& doc) {
   const LevelFigures& level = doc.level;
   const RunFigures& r = level.median;
@@ -454,6 +506,11 @@ std::string render_run_text(const RunDocument& doc) {
         "  client spin  {:.2f} s of busy-polling before sends (--spin), counted in client CPU "
         "cores but not in the busiest thread's share\n",
         static_cast<double>(r.client_spin_ns) / 1e9);
+  }
+  if (!level.parts.empty()) {
+    out += fmt::format("  merged from {} parts (each its own figures; its verdict on its host):\n",
+                       level.parts.size());
+    out += parts_text({&level}, r.open.has_value(), "    ");
   }
   if (level.saturated) {
     out +=
@@ -593,6 +650,15 @@ std::string render_sweep_text(const SweepDocument& doc) {
                   all_hold ? (open ? "X * mean R is within 5% of the mean in system at every level"
                                    : "X * mean R is within 5% of N at every level")
                            : "does NOT hold at every level; see warnings");
+  std::vector<const LevelFigures*> merged;
+  for (const LevelFigures& level : doc.levels) {
+    if (!level.parts.empty()) merged.push_back(&level);
+  }
+  if (!merged.empty()) {
+    out += fmt::format("merged from {} parts ({}); each part's own figures and verdict:\n",
+                       merged.front()->parts.size(), fmt::join(doc.params.merged_from, ", "));
+    out += parts_text(merged, open, "  ");
+  }
   for (const std::string& w : doc.warnings) out += fmt::format("warning: {}\n", w);
   for (const std::string& w : doc.host.warnings) out += fmt::format("host: {}\n", w);
   return out;

@@ -451,3 +451,28 @@ TEST(HistogramDeathTest, ConstructorAssertsOnInvalidParameters) {
 
 }  // namespace
 }  // namespace knee::core
+
+namespace knee::core {
+namespace {
+
+TEST(HistogramExtremes, RestoredWithinTheirBucketsOnly) {
+  Histogram h = Histogram::for_latency();
+  h.record(1'234'567);
+  h.record(9'876'543);
+  Histogram bucketed = Histogram::for_latency();
+  bucketed.record(h.lowest_equivalent_value(1'234'567));
+  bucketed.record(h.highest_equivalent_value(9'876'543));
+  ASSERT_NE(bucketed, h);
+  ASSERT_TRUE(bucketed.restore_extremes(1'234'567, 9'876'543, 0));
+  EXPECT_EQ(bucketed, h);
+  EXPECT_FALSE(bucketed.restore_extremes(1'000, 9'876'543, 0));  // below the lowest bucket
+  EXPECT_FALSE(bucketed.restore_extremes(1'234'567, 20'000'000, 0));
+  EXPECT_FALSE(bucketed.restore_extremes(1'234'567, 9'876'543, 3));  // more clamped than counted
+  EXPECT_EQ(bucketed.min(), 1'234'567);                              // unchanged by the refusals
+  Histogram empty = Histogram::for_latency();
+  EXPECT_TRUE(empty.restore_extremes(0, 0, 0));
+  EXPECT_FALSE(empty.restore_extremes(5, 5, 0));
+}
+
+}  // namespace
+}  // namespace knee::core

@@ -84,3 +84,70 @@ TEST(RunResult, LittlesLawFromThroughputAndMeanLatency) {
 
 }  // namespace
 }  // namespace knee::core
+
+namespace knee::core {
+namespace {
+
+RunResult part_run(int64_t base, int n, double start_epoch_s, int connections) {
+  RunResult r;
+  record_some(r.stats, base, n);
+  r.stats.ok_completed_in_phase = static_cast<uint64_t>(n);
+  r.connections = connections;
+  r.threads = 1;
+  r.duration_s = 2.0;
+  r.measure_start_epoch_s = start_epoch_s;
+  for (int s = 0; s < 2; ++s) {
+    LatencyInterval in;
+    in.start_s = s;
+    in.length_s = 1;
+    in.count = n / 2;
+    in.p50_ns = base;
+    in.p99_ns = base + 1000 * n;
+    in.max_ns = base + 1000 * n;
+    r.intervals.push_back(in);
+  }
+  return r;
+}
+
+TEST(MergeParts, EqualsRecordingEverySampleIntoOneRun) {
+  const RunResult a = part_run(1'000'000, 50, 1000.0, 3);
+  const RunResult b = part_run(9'000'000, 30, 1000.0, 2);
+  RunStats both;
+  record_some(both, 1'000'000, 50);
+  record_some(both, 9'000'000, 30);
+  const RunResult m = merge_parts({a, b});
+  EXPECT_EQ(m.stats.latency_ns, both.latency_ns);
+  EXPECT_EQ(m.stats.latency_ns.count(), 80);
+  EXPECT_EQ(m.stats.sent, a.stats.sent + b.stats.sent);
+  EXPECT_EQ(m.stats.errors, both.errors);
+  EXPECT_EQ(m.connections, 5);
+  EXPECT_EQ(m.threads, 2);
+  EXPECT_DOUBLE_EQ(m.duration_s, 2.0);
+  EXPECT_DOUBLE_EQ(m.throughput_rps(), 40.0);  // 80 ok over the 2 s both covered
+  ASSERT_EQ(m.intervals.size(), 2u);
+  EXPECT_EQ(m.intervals[0].count, 25 + 15);
+  EXPECT_EQ(m.intervals[1].max_ns, 9'000'000 + 30'000);
+}
+
+TEST(MergeParts, SkewedStartsWidenThePhaseAndAlignIntervalsByWallClock) {
+  const RunResult a = part_run(1'000'000, 40, 1000.0, 1);
+  const RunResult b = part_run(1'000'000, 40, 1001.0, 1);  // began a second later
+  const RunResult m = merge_parts({a, b});
+  EXPECT_DOUBLE_EQ(m.measure_start_epoch_s, 1000.0);
+  EXPECT_DOUBLE_EQ(m.duration_s, 3.0);  // 1000 .. 1003
+  ASSERT_EQ(m.intervals.size(), 3u);
+  EXPECT_EQ(m.intervals[0].count, 20);  // a's first second only
+  EXPECT_EQ(m.intervals[1].count, 40);  // a's second and b's first
+  EXPECT_EQ(m.intervals[2].count, 20);
+  EXPECT_DOUBLE_EQ(m.intervals[2].start_s, 2.0);
+}
+
+TEST(MergeParts, OnePartIsItself) {
+  const RunResult a = part_run(1'000'000, 10, 5.0, 4);
+  const RunResult m = merge_parts({a});
+  EXPECT_EQ(m.stats.latency_ns, a.stats.latency_ns);
+  EXPECT_EQ(m.connections, 4);
+}
+
+}  // namespace
+}  // namespace knee::core

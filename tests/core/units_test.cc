@@ -106,3 +106,35 @@ TEST(ParseCount, RefusesFractionsUnknownSuffixesAndNegatives) {
 
 }  // namespace
 }  // namespace knee::core
+
+namespace knee::core {
+namespace {
+
+TEST(ParseWallTime, EpochIsoAndRelative) {
+  const double now = 1'796'212'000.25;  // 2026-12-02T11:46:40Z
+  EXPECT_DOUBLE_EQ(*parse_wall_time("1796212800", now), 1'796'212'800.0);
+  EXPECT_DOUBLE_EQ(*parse_wall_time("1796212800.5", now), 1'796'212'800.5);
+  EXPECT_DOUBLE_EQ(*parse_wall_time("2026-12-02T12:00:00Z", now), 1'796'212'800.0);
+  EXPECT_DOUBLE_EQ(*parse_wall_time("2026-12-02T12:00Z", now), 1'796'212'800.0);
+  EXPECT_DOUBLE_EQ(*parse_wall_time("+30s", now), now + 30);
+}
+
+TEST(ParseWallTime, RefusesOtherFormsThePastAndFarFuture) {
+  const double now = 1'796'212'000.0;
+  for (const char* bad : {"", "soon", "12:00", "2026-12-02T12:00:00", "2026-02-30T12:00:00Z",
+                          "2026-12-02T25:00:00Z", "+30", "1796212800x", "2026-12-02T12:00:00Zx"}) {
+    auto t = parse_wall_time(bad, now);
+    EXPECT_FALSE(t) << bad;
+    if (!t) {
+      EXPECT_EQ(t.status().code(), Status::Code::kInvalidArgument) << bad;
+    }
+  }
+  auto past = parse_wall_time("1796211000", now);
+  ASSERT_FALSE(past);
+  EXPECT_NE(past.status().message().find("has passed"), std::string::npos);
+  EXPECT_FALSE(parse_wall_time("+2d", now));  // parse_duration has no days; and too far
+  EXPECT_FALSE(parse_wall_time("+25h", now));
+}
+
+}  // namespace
+}  // namespace knee::core

@@ -1,0 +1,225 @@
+#include "report/merge.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "report/analyse.h"
+
+namespace knee::report {
+
+namespace {
+
+using core::Status;
+
+// The levels of a run (one) or of a sweep.
+std::vector<const LevelFigures*> levels_of(const Document& doc) {
+  std::vector<const LevelFigures*> out;
+  if (const auto* r = std::get_if<RunDocument>(&doc)) out.push_back(&r->level);
+  if (const auto* s = std::get_if<SweepDocument>(&doc)) {
+    for (const LevelFigures& l : s->levels) out.push_back(&l);
+  }
+  return out;
+}
+
+const LoadParams& params_of(const Document& doc) {
+  if (const auto* r = std::get_if<RunDocument>(&doc)) return r->params;
+  return std::get<SweepDocument>(doc).params;
+}
+
+Status check_parts(const std::vector<MergePart>& parts) {
+  if (parts.size() < 2) {
+    return Status::invalid_argument("merge needs at least two results, one per part of the load");
+  }
+  const MergePart& first = parts.front();
+  const bool run = std::holds_alternative<RunDocument>(first.doc);
+  const auto first_levels = levels_of(first.doc);
+  std::set<int> indices;
+  for (const MergePart& p : parts) {
+    if (!std::holds_alternative<RunDocument>(p.doc) &&
+        !std::holds_alternative<SweepDocument>(p.doc)) {
+      return wrong_document(p.source, p.doc, "report merge", "runs or sweeps of knee run|sweep");
+    }
+    if (std::holds_alternative<RunDocument>(p.doc) != run) {
+      return Status::invalid_argument(fmt::format("{} is {} and {} is {}: merge parts of one kind",
+                                                  first.source, kind_words(first.doc), p.source,
+                                                  kind_words(p.doc)));
+    }
+    const auto levels = levels_of(p.doc);
+    if (params_of(p.doc).url != params_of(first.doc).url) {
+      return Status::invalid_argument(fmt::format("{} measured {} but {} measured {}", p.source,
+                                                  params_of(p.doc).url, first.source,
+                                                  params_of(first.doc).url));
+    }
+    if (levels.size() != first_levels.size() || levels.empty()) {
+      return Status::invalid_argument(fmt::format("{} has {} levels but {} has {}", p.source,
+                                                  levels.size(), first.source,
+                                                  first_levels.size()));
+    }
+    for (size_t l = 0; l < levels.size(); ++l) {
+      if (levels[l]->mode != first_levels[l]->mode) {
+        return Status::invalid_argument(fmt::format("{} is {} and {} is {}", p.source,
+                                                    kind_words(p.doc), first.source,
+                                                    kind_words(first.doc)));
+      }
+      if (levels[l]->records.size() != static_cast<size_t>(levels[l]->repeats) ||
+          levels[l]->repeats != first_levels[l]->repeats) {
+        return Status::invalid_argument(
+            levels[l]->records.empty()
+                ? fmt::format("{} has no run records (written by a knee before them, or a merged "
+                              "result's part): measure again to merge exactly",
+                              p.source)
+                : fmt::format("{} level {} has {} repeats but {} has {}", p.source, l + 1,
+                              levels[l]->records.size(), first.source,
+                              first_levels[l]->records.size()));
+      }
+    }
+    const auto& part = params_of(p.doc).part;
+    const auto& first_part = params_of(first.doc).part;
+    if (part.has_value() != first_part.has_value() || (part && part->count != first_part->count)) {
+      return Status::invalid_argument(fmt::format(
+          "{} was {} and {} was {}: merge the parts of one split", p.source,
+          part ? fmt::format("part {}/{}", part->index, part->count) : "not run with --part",
+          first.source,
+          first_part ? fmt::format("part {}/{}", first_part->index, first_part->count)
+                     : "not run with --part"));
+    }
+    if (part && !indices.insert(part->index).second) {
+      return Status::invalid_argument(fmt::format("{} is part {}/{} again: each part once",
+                                                  p.source, part->index, part->count));
+    }
+  }
+  if (const auto& part = params_of(first.doc).part) {
+    std::vector<std::string> missing;
+    for (int i = 0; i < part->count; ++i) {
+      if (indices.count(i) == 0) missing.push_back(std::to_string(i));
+    }
+    if (!missing.empty()) {
+      return Status::invalid_argument(fmt::format(
+          "part {} of {} is missing: a merge of some parts is not the result of the load; give "
+          "every part's file",
+          fmt::join(missing, ", "), part->count));
+    }
+  }
+  for (size_t a = 0; a < parts.size(); ++a) {
+    for (size_t b = a + 1; b < parts.size(); ++b) {
+      if (levels_of(parts[a].doc).front()->records.front() ==
+          levels_of(parts[b].doc).front()->records.front()) {
+        return Status::invalid_argument(
+            fmt::format("{} holds the same measurement as {}: each part once", parts[b].source,
+                        parts[a].source));
+      }
+    }
+  }
+  return Status::ok();
+}
+
+// Each part's figures at one level, with the offset of its median repeat's start.
+std::vector<PartFigures> part_figures(const std::vector<MergePart>& parts, size_t level,
+                                      std::vector<const core::ResourceUse*>& previous_use) {
+  const size_t repeats = levels_of(parts.front().doc)[level]->records.size();
+  std::vector<PartFigures> out;
+  for (size_t p = 0; p < parts.size(); ++p) {
+    const LevelFigures& mine = *levels_of(parts[p].doc)[level];
+    std::vector<core::RunResult> runs;
+    for (const RunRecord& r : mine.records) runs.push_back(r.result);
+    const LevelFigures lf = level_figures(runs, previous_use[p]);
+    const size_t k = median_index(runs);
+    double earliest = runs[k].measure_start_epoch_s;
+    for (const MergePart& other : parts) {
+      const auto& rec = levels_of(other.doc)[level]->records;
+      if (k < repeats) earliest = std::min(earliest, rec[k].result.measure_start_epoch_s);
+    }
+    const core::RunResult& run = runs[k];
+    if (run.use) previous_use[p] = &mine.records[k].result.use.value();
+    PartFigures f;
+    f.part =
+        params_of(parts[p].doc).part ? params_of(parts[p].doc).part->index : static_cast<int>(p);
+    f.host = mine.records[k].host;
+    f.source = parts[p].source;
+    f.connections = run.connections;
+    if (run.open_loop()) f.rate_rps = run.target_rate_rps;
+    f.throughput_rps = run.throughput_rps();
+    f.errors = run.stats.total_errors();
+    f.client_cpu_cores = run.client_cpu_cores();
+    f.client_max_thread_cpu_demand = run.stats.max_thread_cpu_demand;
+    f.start_offset_ms = (run.measure_start_epoch_s - earliest) * 1e3;
+    if (lf.saturated) {
+      f.saturated = lf.saturated->resource;
+      f.detail = lf.saturated->detail;
+    }
+    out.push_back(std::move(f));
+  }
+  std::sort(out.begin(), out.end(),
+            [](const PartFigures& a, const PartFigures& b) { return a.part < b.part; });
+  return out;
+}
+
+std::string skew_warning(const std::vector<PartFigures>& parts, double duration_s,
+                         const std::string& where) {
+  double spread = 0;
+  for (const PartFigures& p : parts) spread = std::max(spread, p.start_offset_ms);
+  if (spread <= 0.01 * duration_s * 1e3) return "";
+  return fmt::format(
+      "{}the parts' measured phases began up to {:.1f} ms apart (by each machine's clock), {:.1f} "
+      "% of the phase: the merged throughput is over the span they covered together; start them "
+      "together with --start-at",
+      where, spread, spread / (duration_s * 10));
+}
+
+}  // namespace
+
+core::Result<Document> merge_documents(const std::vector<MergePart>& parts) {
+  if (Status s = check_parts(parts); !s) return s;
+  const Document& first = parts.front().doc;
+  const size_t levels = levels_of(first).size();
+  std::vector<std::vector<core::RunResult>> merged(levels);
+  for (size_t l = 0; l < levels; ++l) {
+    const size_t repeats = levels_of(first)[l]->records.size();
+    for (size_t k = 0; k < repeats; ++k) {
+      std::vector<core::RunResult> runs;
+      for (const MergePart& p : parts) runs.push_back(levels_of(p.doc)[l]->records[k].result);
+      merged[l].push_back(core::merge_parts(runs));
+    }
+  }
+  LoadParams params = params_of(first);
+  params.part.reset();
+  params.merged_from.clear();
+  std::string started_at;
+  for (const MergePart& p : parts) {
+    params.merged_from.push_back(p.source);
+    const std::string& at = std::holds_alternative<RunDocument>(p.doc)
+                                ? std::get<RunDocument>(p.doc).started_at
+                                : std::get<SweepDocument>(p.doc).started_at;
+    if (started_at.empty() || at < started_at) started_at = at;
+  }
+  params.threads = 0;
+  for (const MergePart& p : parts) params.threads += params_of(p.doc).threads;
+  probes::HostContext no_host;
+  no_host.hostname = fmt::format("merged from {} parts", parts.size());
+  std::vector<const core::ResourceUse*> previous_use(parts.size(), nullptr);
+  if (const auto* run = std::get_if<RunDocument>(&first)) {
+    RunDocument d = analyse_run(run->target, started_at, params, merged.front(), no_host);
+    d.host = run->host;
+    d.level.parts = part_figures(parts, 0, previous_use);
+    if (std::string w = skew_warning(d.level.parts, d.level.median.duration_s, ""); !w.empty()) {
+      d.level.notes.push_back(w);
+    }
+    return Document(std::move(d));
+  }
+  const auto& sweep = std::get<SweepDocument>(first);
+  SweepDocument d = analyse_sweep(sweep.target, started_at, params, merged, no_host);
+  d.host = sweep.host;
+  for (size_t l = 0; l < levels; ++l) {
+    d.levels[l].parts = part_figures(parts, l, previous_use);
+    const std::string w = skew_warning(d.levels[l].parts, d.levels[l].median.duration_s,
+                                       fmt::format("level {}: ", l + 1));
+    if (!w.empty()) d.warnings.push_back(w);
+  }
+  return Document(std::move(d));
+}
+
+}  // namespace knee::report

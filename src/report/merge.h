@@ -1,0 +1,37 @@
+// `knee report merge`: results that separate processes wrote of one load, each driving its part
+// of it (`--part I/K`, one pod of a Kubernetes Indexed Job, or a knee started by hand on
+// another load host), merged into the result of the whole load, exactly: every repeat's record
+// (report/record.h) is merged with core::merge_parts (counts add, histograms merge), then the
+// merged runs go through the same analysis as a single process's (knee, Little's law with the
+// total N, USL, verdicts), and each level keeps a table of its parts (throughput, errors, client
+// CPU, start offset and verdict per host).
+//
+// What must agree, else kInvalidArgument naming the file: every document is a run, or every one
+// a sweep; same URL, mode, number of levels and repeats; every level holds a record per repeat
+// (files of knee before records cannot merge); with --part, the same count in all and every
+// index exactly once (a missing part is named: a half-merged result is never written as whole).
+// The same part given twice (its records equal) is refused too.
+//
+// The merged document's host figures are the first part's; its params are the first part's with
+// `part` cleared and `merged_from` set; started_at is the earliest part's.
+// Pure functions. Thread-safety: plain values.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "report/document.h"
+
+namespace knee::report {
+
+struct MergePart {
+  std::string source;  // the file name (or "rank N"), for errors and the parts table
+  Document doc;
+};
+
+// The merged run or sweep, as a Document holding a RunDocument or a SweepDocument. At least two
+// parts. Errors: see above, one line naming the source.
+core::Result<Document> merge_documents(const std::vector<MergePart>& parts);
+
+}  // namespace knee::report
