@@ -20,6 +20,12 @@ struct ExecSweepFlags {
   void add_to(CLI::App& app);
   // --exec was on the command line (an empty command is refused later, not an HTTP sweep).
   bool given(const CLI::App& app) const { return app.count("--exec") > 0; }
+  // For an HTTP sweep: --adapter without --exec is refused (kInvalidArgument).
+  static core::Status check_unused(const CLI::App& app) {
+    if (app.count("--adapter") == 0) return core::Status::ok();
+    return core::Status::invalid_argument(
+        "--adapter: only with --exec 'COMMAND with {N}' (an HTTP sweep reads its own responses)");
+  }
 };
 
 // What the exec sweep shares with the HTTP sweep's flags.

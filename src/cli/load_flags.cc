@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdio>
 
+#include "cli/distributed.h"
 #include "core/units.h"
 
 namespace knee::cli {
@@ -90,12 +91,14 @@ void LoadFlags::add_distribution_flags(CLI::App& app) {
       ->type_name("TIME");
 }
 
-Status LoadFlags::distribute(engine::Plan& plan, bool shared_target) const {
-  if (!part.empty() && !shared_target) {
+Status LoadFlags::distribute(engine::Plan& plan, bool shared_target,
+                             const Distributed& group) const {
+  if ((!part.empty() || group.active()) && !shared_target) {
     return Status::invalid_field("part",
                                  "give the URL of the target the parts share; without one each "
                                  "process would start and measure its own lab server");
   }
+  if (Status s = group.split(plan); !s) return s;
   if (!part.empty()) {
     int index = -1, count = 0;
     char slash = 0, extra = 0;
@@ -186,6 +189,10 @@ void OutputFlags::add_to(CLI::App& app) {
       ->expected(0, 1);
   app.add_option("--html", html,
                  "Write a self-contained HTML report with charts to FILE (works offline)");
+  app.add_option("--json-parts", json_parts,
+                 "Under mpirun: also write each rank's own result to PREFIX.RANK.json (what knee "
+                 "report merge merges into the same result)")
+      ->type_name("PREFIX");
   app.add_option("--hlog", hlog,
                  "Write per-second latency histograms to FILE in HdrHistogram's interval log "
                  "format (read back with knee report FILE)");

@@ -15,6 +15,8 @@
 
 namespace knee::cli {
 
+class Distributed;  // cli/distributed.h
+
 struct LoadFlags {
   std::string url;
   int connections = 10;
@@ -79,7 +81,8 @@ struct LoadFlags {
   // (engine::part_of), and the plan's start time set. Errors: kInvalidArgument naming "part"
   // (not INDEX/COUNT, or a share with nothing in it, or without a `shared_target`: sweep's
   // built-in server is each process's own) or "start_at" (core::parse_wall_time).
-  core::Status distribute(engine::Plan& plan, bool shared_target) const;
+  // Under mpirun (`group` active) the plan becomes this rank's part instead.
+  core::Status distribute(engine::Plan& plan, bool shared_target, const Distributed& group) const;
   // Those flags into `out`, checked against `target` (null: not known yet). Errors:
   // kInvalidArgument for --h2 with http:// or --h2c with https://, both at once, --streams
   // without HTTP/2 or --pipeline with it.
@@ -122,10 +125,13 @@ struct OutputFlags {
   std::string json;  // "" not asked; "-" stdout; else a file (after resolve())
   std::string html;
   std::string hlog;
+  std::string json_parts;  // --json-parts PREFIX: under mpirun, each rank's own result too
   void add_to(CLI::App& app);
   // After parsing: a bare --json means stdout, and a URL that --json took as its FILE
   // (`knee run --json http://...`) goes back to `url` when no other URL was given.
   void resolve(const CLI::App& app, std::string& url);
+  // Whether a file that keeps per-second figures is asked for (--json, --html, --hlog).
+  bool per_second() const { return !json.empty() || !html.empty() || !hlog.empty(); }
 };
 
 // Parses one -H/--header value 'Name: value' into (name, value), leading blanks of the value

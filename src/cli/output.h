@@ -75,6 +75,7 @@ class FileOrStdout {
   core::Status write(const std::string& text);
   std::ostream& stream() { return file_.stream(); }  // a file's temporary stream (not stdout)
   core::Status commit() { return file_.commit(); }
+  void discard() { file_.discard(); }
 
  private:
   bool to_stdout_ = false;
@@ -120,6 +121,12 @@ class ResultFiles {
   // Commits --hlog, prints `text` on stdout unless the JSON goes there, writes the JSON and,
   // for a run or a sweep, the HTML. Errors: the first file that could not be written.
   core::Status write(const report::Document& doc, const std::string& text);
+  // Removes the --json and --html temporaries (checked by open(); open again when the result is
+  // ready: mpirun, where a rank's death kills rank 0 before it writes).
+  void discard() {
+    json.discard();
+    html.discard();
+  }
 
   FileOrStdout json, html;
   HlogOutput hlog;

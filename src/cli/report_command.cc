@@ -121,7 +121,7 @@ class ReportCommand final : public Subcommand {
     for (const std::string& path : inputs) {
       auto doc = read_document(path);
       if (!doc) return report_failure(doc.status());
-      parts.push_back({path, std::move(doc).value()});
+      parts.push_back({path, std::move(doc).value(), std::nullopt});
     }
     auto merged = report::merge_documents(parts);
     if (!merged) return report_failure(merged.status().with_context("report merge"));

@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include "cli/command.h"
+#include "cli/distributed.h"
 #include "cli/interrupt.h"
 #include "cli/load_flags.h"
 #include "cli/output.h"
@@ -102,11 +103,19 @@ class RunCommand final : public Subcommand {
       urls.push_back(flags_.url);
       plan.levels.push_back({std::move(options).value()});
     }
-    if (Status s = flags_.distribute(plan, /*shared_target=*/true); !s) return report_failure(s);
+    Distributed group;  // under mpirun: this rank's part, rank 0 merges and writes
+    if (Status s = group.join(flags_, outputs_); !s) return report_failure(s);
+    if (Status s = flags_.distribute(plan, /*shared_target=*/true, group); !s) {
+      return report_failure(s);
+    }
     ResultFiles files;
-    if (Status s = files.open(outputs_); !s) return report_failure(s);
+    if (Status s = files.open(group.root() ? outputs_ : OutputFlags{}); !s) {
+      return report_failure(s);
+    }
+    if (group.active()) files.discard();  // opened again on rank 0 once merged
+    if (!group.root()) progress_flags_.quiet = true;
     // Per-second intervals for --hlog, and for the JSON and HTML report's over-time chart.
-    if (files.per_second() || timeline_) {
+    if (outputs_.per_second() || timeline_) {
       for (engine::LoadOptions& o : plan.levels[0]) o.interval = std::chrono::seconds(1);
     }
 
@@ -125,9 +134,9 @@ class RunCommand final : public Subcommand {
     };
     files.connect(control);
     const std::string started_at = now_iso8601();
-    engine::PlanResult result = engine::run_plan(plan, control);
+    engine::PlanResult result = group.run(plan, control);
     progress.finish();
-    if (result.failed) return report_failure(*result.failed);
+    if (result.failed) return group.fail(*result.failed);
 
     const probes::HostContext host = probes::read_host_context(probes::FsReader());
     std::vector<std::vector<core::RunResult>>& runs = result.levels.at(0);  // [scenario][repeat]
@@ -138,6 +147,11 @@ class RunCommand final : public Subcommand {
       if (timeline_) params.timeline = true;
       report::RunDocument doc =
           report::analyse_run(urls[s], started_at, std::move(params), runs[s], host);
+      if (scenarios && group.active()) {
+        return report_failure(Status::invalid_argument(
+            "--scenario: not under mpirun yet; give one URL, whose load the ranks share"));
+      }
+      if (auto code = group.finish(doc, false, files); code) return *code;
       if (!scenarios) return finish(doc, runs[s], *thresholds, files);
       all.order.push_back(plan.scenario_names[s]);
       all.scenarios.emplace(plan.scenario_names[s], std::move(doc));

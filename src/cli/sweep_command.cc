@@ -6,6 +6,7 @@
 #include <fmt/core.h>
 
 #include "cli/command.h"
+#include "cli/distributed.h"
 #include "cli/exec_sweep.h"
 #include "cli/interrupt.h"
 #include "cli/load_flags.h"
@@ -77,11 +78,7 @@ class SweepCommand final : public Subcommand {
           exec_, {app_, levels_, repeat_, app_->count("--timeout") > 0 ? flags_.timeout : "",
                   sample_every_, &outputs_, &target_, &progress_flags_});
     }
-    if (app_->count("--adapter") > 0) {
-      return report_failure(
-          Status::invalid_argument("--adapter: only with --exec 'COMMAND with {N}' (an HTTP sweep "
-                                   "reads its own responses)"));
-    }
+    if (Status s = ExecSweepFlags::check_unused(*app_); !s) return report_failure(s);
     const bool by_rate = !rates_.empty();
     if (Status s = LoadFlags::check_open_loop_only(*app_, by_rate, "--rate RATES"); !s) {
       return report_failure(s);
@@ -113,9 +110,12 @@ class SweepCommand final : public Subcommand {
     }
     auto plan = flags_.sweep_plan(*levels, by_rate, max_connections_, repeat_);
     if (!plan) return report_failure(plan.status());
-    if (Status s = flags_.distribute(*plan, !builtin); !s) return report_failure(s);
+    Distributed group;  // under mpirun: this rank's part, rank 0 merges and writes
+    if (Status s = group.join(flags_, outputs_); !s) return report_failure(s);
+    if (Status s = flags_.distribute(*plan, !builtin, group); !s) return report_failure(s);
     ResultFiles files;
-    if (Status s = files.open(outputs_); !s) return report_failure(s);
+    if (Status s = files.open(group.root() ? outputs_ : OutputFlags{}); !s)
+      return report_failure(s);
 
     std::optional<lab::ServerProcess> lab;
     std::string target = flags_.url;
@@ -135,12 +135,14 @@ class SweepCommand final : public Subcommand {
       }
     }
     // Per-second intervals for --hlog, and for the JSON and HTML report's over-time chart.
-    if (files.per_second()) {
+    if (outputs_.per_second()) {
       for (auto& level : plan->levels) level[0].interval = std::chrono::seconds(1);
     }
 
     HostObserver observer(std::move(watched->first), std::move(watched->second),
                           std::chrono::duration_cast<std::chrono::milliseconds>(*sample_every));
+    if (group.active()) files.discard();  // opened again on rank 0 once merged
+    if (!group.root()) progress_flags_.quiet = true;
     Progress progress(progress_flags_);
     report::LoadParams params = load_params(plan->levels[0][0], flags_.url, repeat_);
     params.threads = flags_.threads;  // as asked; a level runs min(threads, N) of them
@@ -165,14 +167,15 @@ class SweepCommand final : public Subcommand {
       progress.print_line(report::live_sweep_row(r[0], by_rate));
     };
     const std::string started_at = now_iso8601();
-    engine::PlanResult result = engine::run_plan(*plan, control);
+    engine::PlanResult result = group.run(*plan, control);
     progress.finish();
     if (lab) lab->stop();
-    if (result.failed && result.levels.empty()) return report_failure(*result.failed);
+    if (result.failed && result.levels.empty()) return group.fail(*result.failed);
     std::vector<std::vector<core::RunResult>> runs;  // [level][repeat]
     for (auto& level : result.levels) runs.push_back(std::move(level[0]));
     report::SweepDocument doc = report::analyse_sweep(
         target, started_at, std::move(params), runs, probes::read_host_context(probes::FsReader()));
+    if (auto code = group.finish(doc, result.failed.has_value(), files); code) return *code;
     if (result.failed || result.interrupted) {
       // In the table's units: a closed level's N is its connections x the streams or pipeline.
       const int64_t level = (*levels)[runs.size()] * (by_rate ? 1 : flags_.per_connection());

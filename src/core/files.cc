@@ -50,10 +50,14 @@ bool path_error(int err) {
 
 }  // namespace
 
-OutputFile::~OutputFile() {
+OutputFile::~OutputFile() { discard(); }
+
+void OutputFile::discard() {
   if (temp_path_.empty()) return;
   file_.close();
+  file_.clear();
   ::unlink(temp_path_.c_str());
+  temp_path_.clear();
 }
 
 Status OutputFile::open(std::string_view flag, std::string path,

@@ -41,6 +41,9 @@ class OutputFile {
   std::ostream& stream() { return file_; }
   // Closes the temporary file and renames it over the path. Errors: kIoError naming the flag.
   Status commit();
+  // Removes the temporary file unwritten, for a caller that checked the path early and opens it
+  // again once the output is ready (so a process killed meanwhile leaves nothing behind).
+  void discard();
 
  private:
   std::string flag_;

@@ -152,6 +152,13 @@ PlanResult run_plan(const Plan& plan, const PlanControl& control) {
             static_cast<double>(l * static_cast<size_t>(repeats) + static_cast<size_t>(k));
         wait_until_epoch(*plan.start_at_epoch_s + index * plan.run_slot_s, control.interrupt);
       }
+      if (control.gate) {
+        if (auto stop =
+                control.gate(PlanPosition{l, plan.levels.size(), k, repeats, planned, total})) {
+          result.failed = std::move(stop);
+          return result;
+        }
+      }
       std::vector<core::RunResult> step;
       if (auto failure = run_step(plan, level, control, step)) {
         result.failed = std::move(failure);

@@ -84,6 +84,9 @@ struct PlanControl {
   std::function<void(size_t level, const std::vector<std::vector<core::RunResult>>&)> on_level_done;
   // Each completed interval of scenario 0's run, as it completes (RunControl::on_interval).
   std::function<void(const IntervalRecord&)> on_interval;
+  // Just before each run (after on_run_start and any --start-at wait): a Status ends the plan
+  // there, as PlanResult::failed, without running it (engine/collective.h: another rank failed).
+  std::function<std::optional<core::Status>(const PlanPosition&)> gate;
 };
 
 struct PlanResult {

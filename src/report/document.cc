@@ -361,6 +361,7 @@ void describe(Io& io, PartFigures& p) {
   io("client_cpu_cores", p.client_cpu_cores);
   io("client_max_thread_cpu_demand", p.client_max_thread_cpu_demand);
   io("start_offset_ms", p.start_offset_ms);
+  io.omittable("clock_offset_ms", p.clock_offset_ms);
   io("saturated", p.saturated);
   io("detail", p.detail);
 }

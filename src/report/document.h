@@ -325,10 +325,12 @@ struct PartFigures {
   uint64_t errors = 0;
   double client_cpu_cores = 0;
   double client_max_thread_cpu_demand = 0;
-  // Its measured phase began this long after the earliest part's, ms, by each machine's own
-  // clock (so clock offsets between machines are in it).
+  // Its measured phase began this long after the earliest part's, ms: on the first part's clock
+  // when the clock offsets were measured (clock_offset_ms, MPI), else by each machine's own clock
+  // (so the offsets between the machines' clocks are in it).
   double start_offset_ms = 0;
-  std::string saturated;  // its own verdict's resource (SaturatedFigures::resource)
+  std::optional<double> clock_offset_ms;  // its clock minus the first part's (rank 0's), ms
+  std::string saturated;                  // its own verdict's resource (SaturatedFigures::resource)
   std::string detail;
   bool operator==(const PartFigures&) const = default;
 };

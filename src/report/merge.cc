@@ -128,10 +128,14 @@ std::vector<PartFigures> part_figures(const std::vector<MergePart>& parts, size_
     for (const RunRecord& r : mine.records) runs.push_back(r.result);
     const LevelFigures lf = level_figures(runs, previous_use[p]);
     const size_t k = median_index(runs);
-    double earliest = runs[k].measure_start_epoch_s;
+    // Starts on one clock where the offsets are known.
+    auto start_of = [&](const MergePart& part, size_t repeat) {
+      return levels_of(part.doc)[level]->records[repeat].result.measure_start_epoch_s -
+             part.clock_offset_s.value_or(0);
+    };
+    double earliest = start_of(parts[p], k);
     for (const MergePart& other : parts) {
-      const auto& rec = levels_of(other.doc)[level]->records;
-      if (k < repeats) earliest = std::min(earliest, rec[k].result.measure_start_epoch_s);
+      if (k < repeats) earliest = std::min(earliest, start_of(other, k));
     }
     const core::RunResult& run = runs[k];
     if (run.use) previous_use[p] = &mine.records[k].result.use.value();
@@ -146,7 +150,8 @@ std::vector<PartFigures> part_figures(const std::vector<MergePart>& parts, size_
     f.errors = run.stats.total_errors();
     f.client_cpu_cores = run.client_cpu_cores();
     f.client_max_thread_cpu_demand = run.stats.max_thread_cpu_demand;
-    f.start_offset_ms = (run.measure_start_epoch_s - earliest) * 1e3;
+    f.start_offset_ms = (start_of(parts[p], k) - earliest) * 1e3;
+    if (parts[p].clock_offset_s) f.clock_offset_ms = *parts[p].clock_offset_s * 1e3;
     if (lf.saturated) {
       f.saturated = lf.saturated->resource;
       f.detail = lf.saturated->detail;
@@ -163,11 +168,13 @@ std::string skew_warning(const std::vector<PartFigures>& parts, double duration_
   double spread = 0;
   for (const PartFigures& p : parts) spread = std::max(spread, p.start_offset_ms);
   if (spread <= 0.01 * duration_s * 1e3) return "";
+  const bool one_clock = !parts.empty() && parts.front().clock_offset_ms.has_value();
   return fmt::format(
-      "{}the parts' measured phases began up to {:.1f} ms apart (by each machine's clock), {:.1f} "
-      "% of the phase: the merged throughput is over the span they covered together; start them "
-      "together with --start-at",
-      where, spread, spread / (duration_s * 10));
+      "{}the parts' measured phases began up to {:.1f} ms apart ({}), {:.1f} % of the phase: the "
+      "merged throughput is over the span they covered together{}",
+      where, spread, one_clock ? "clock offsets corrected" : "by each machine's clock",
+      spread / (duration_s * 10),
+      one_clock ? "" : "; start separate processes together with --start-at");
 }
 
 }  // namespace
@@ -181,7 +188,10 @@ core::Result<Document> merge_documents(const std::vector<MergePart>& parts) {
     const size_t repeats = levels_of(first)[l]->records.size();
     for (size_t k = 0; k < repeats; ++k) {
       std::vector<core::RunResult> runs;
-      for (const MergePart& p : parts) runs.push_back(levels_of(p.doc)[l]->records[k].result);
+      for (const MergePart& p : parts) {
+        runs.push_back(levels_of(p.doc)[l]->records[k].result);
+        runs.back().measure_start_epoch_s -= p.clock_offset_s.value_or(0);  // on one clock
+      }
       merged[l].push_back(core::merge_parts(runs));
     }
   }

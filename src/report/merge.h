@@ -17,6 +17,7 @@
 // Pure functions. Thread-safety: plain values.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,9 @@ namespace knee::report {
 struct MergePart {
   std::string source;  // the file name (or "rank N"), for errors and the parts table
   Document doc;
+  // Its machine's clock minus the first part's, s, when measured (MPI ranks: engine::ClockOffset);
+  // start offsets are then on one clock. Empty: each machine's own clock (separate processes).
+  std::optional<double> clock_offset_s = std::nullopt;
 };
 
 // The merged run or sweep, as a Document holding a RunDocument or a SweepDocument. At least two

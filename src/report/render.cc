@@ -359,10 +359,15 @@ std::string parts_text(const std::vector<const LevelFigures*>& levels, bool open
   const bool sweep = levels.size() > 1;
   std::vector<std::string> head;
   if (sweep) head.push_back(open ? "rate" : "N");
-  for (const char* h :
-       {"part", "host", "load", "req/s", "errors", "client cores", "start +ms", "saturated"}) {
+  bool clocks = false;
+  for (const LevelFigures* level : levels) {
+    for (const PartFigures& p : level->parts) clocks = clocks || p.clock_offset_ms.has_value();
+  }
+  for (const char* h : {"part", "host", "load", "req/s", "errors", "client cores", "start +ms"}) {
     head.push_back(h);
   }
+  if (clocks) head.push_back("clock ms");
+  head.push_back("saturated");
   rows.push_back(head);
   for (const LevelFigures* level : levels) {
     for (const PartFigures& p : level->parts) {
@@ -380,6 +385,7 @@ std::string parts_text(const std::vector<const LevelFigures*>& levels, bool open
       row.push_back(std::to_string(p.errors));
       row.push_back(fmt::format("{:.2f}", p.client_cpu_cores));
       row.push_back(fmt::format("{:.1f}", p.start_offset_ms));
+      if (clocks) row.push_back(fmt::format("{:+.3f}", p.clock_offset_ms.value_or(0)));
       row.push_back(p.saturated);
       rows.push_back(std::move(row));
     }

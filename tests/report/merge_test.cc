@@ -123,3 +123,26 @@ TEST(Merge, RefusesWhatWouldNotBeTheWholeLoad) {
 
 }  // namespace
 }  // namespace knee::report
+
+namespace knee::report {
+namespace {
+
+TEST(Merge, MeasuredClockOffsetsPutStartsOnOneClock) {
+  SweepDocument a = testing::golden_sweep_report();
+  SweepDocument b = a;
+  a.params.part = PartParams{0, 2};
+  b.params.part = PartParams{1, 2};
+  for (LevelFigures& l : b.levels) {
+    for (RunRecord& r : l.records) r.result.measure_start_epoch_s += 0.5;  // its clock is ahead
+  }
+  auto merged = merge_documents({{"rank 0", Document(a), 0.0}, {"rank 1", Document(b), 0.5}});
+  ASSERT_TRUE(merged) << merged.status().what();
+  const auto& m = std::get<SweepDocument>(*merged);
+  for (const std::string& w : m.warnings) EXPECT_EQ(w.find("apart"), std::string::npos) << w;
+  EXPECT_NEAR(m.levels[0].parts[1].start_offset_ms, 0.0, 1e-6);
+  EXPECT_NEAR(m.levels[0].parts[1].clock_offset_ms.value_or(-1), 500.0, 1e-6);
+  EXPECT_NEAR(m.levels[0].median.duration_s, a.levels[0].median.duration_s, 1e-9);
+}
+
+}  // namespace
+}  // namespace knee::report

@@ -1,0 +1,95 @@
+#include "cli/distributed.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "cli/output.h"
+#include "report/merge.h"
+
+namespace knee::cli {
+
+using core::Status;
+
+Status Distributed::join(const LoadFlags& flags, const OutputFlags& outputs) {
+  auto group = engine::join_mpi_world();
+  if (!group) return group.status();
+  group_ = std::move(group).value();
+  if (!group_) {
+    if (outputs.json_parts.empty()) return Status::ok();
+    return Status::invalid_argument(
+        "--json-parts: only under mpirun; alone, --json is this process's whole result");
+  }
+  if (!flags.part.empty()) {
+    return Status::invalid_argument(
+        "--part: not under mpirun, where each rank drives part RANK of the ranks; leave it out");
+  }
+  if (!outputs.hlog.empty()) {
+    return Status::invalid_argument(
+        "--hlog: not under mpirun yet (each rank's intervals are its own); use --json, whose "
+        "merged result holds the whole load's histograms");
+  }
+  outputs_ = outputs;
+  if (group_->rank() == 0 && !outputs.json_parts.empty()) {
+    for (int r = 0; r < group_->size(); ++r) {
+      part_paths_.push_back(fmt::format("{}.{}.json", outputs.json_parts, r));
+      FileOrStdout check;
+      if (Status s = check.open("--json-parts", part_paths_.back()); !s) return s;
+    }
+  }
+  auto offsets = group_->clock_offsets();
+  if (!offsets) return offsets.status();
+  offsets_ = std::move(offsets).value();
+  return Status::ok();
+}
+
+Status Distributed::split(engine::Plan& plan) const {
+  if (!group_) return Status::ok();
+  for (auto& level : plan.levels) {
+    for (engine::LoadOptions& o : level) {
+      auto share = engine::part_of(o, group_->rank(), group_->size());
+      if (!share) return share.status();
+      o = std::move(share).value();
+    }
+  }
+  return Status::ok();
+}
+
+engine::PlanResult Distributed::run(const engine::Plan& plan, const engine::PlanControl& control) {
+  if (!group_) return engine::run_plan(plan, control);
+  return engine::run_plan_together(plan, control, *group_);
+}
+
+core::Result<std::optional<report::Document>> Distributed::merge(const report::Document& mine) {
+  if (!group_) return std::optional<report::Document>(mine);
+  auto all = group_->gather(json_text(mine));
+  if (!all) return all.status();
+  if (group_->rank() != 0) return std::optional<report::Document>();
+  std::vector<report::MergePart> parts;
+  size_t levels = SIZE_MAX;
+  for (size_t r = 0; r < all->size(); ++r) {
+    const std::string source = fmt::format("rank {}", r);
+    auto doc = report::parse_document((*all)[r], source);
+    if (!doc) return doc.status();
+    if (r < part_paths_.size()) {
+      FileOrStdout file;
+      if (Status s = file.open("--json-parts", part_paths_[r]); !s) return s;
+      if (Status s = file.write((*all)[r]); !s) return s;
+    }
+    if (auto* s = std::get_if<report::SweepDocument>(&*doc))
+      levels = std::min(levels, s->levels.size());
+    report::MergePart part{source, std::move(doc).value(), std::nullopt};
+    if (r < offsets_.size()) part.clock_offset_s = offsets_[r].offset_s;
+    parts.push_back(std::move(part));
+  }
+  for (report::MergePart& p : parts) {
+    if (auto* s = std::get_if<report::SweepDocument>(&p.doc); s && s->levels.size() > levels) {
+      s->levels.resize(levels);
+    }
+  }
+  auto merged = report::merge_documents(parts);
+  if (!merged) return merged.status();
+  return std::optional<report::Document>(std::move(merged).value());
+}
+
+}  // namespace knee::cli
