@@ -28,7 +28,8 @@ packages=(
   nginx-light                        # knee lab up: the balancer in front of the replicas (lab/stack.cc)
   fio                                # knee sweep --exec: tests sweep a file's queue depth with fio
   redis-tools                        # redis-benchmark: tests sweep a redis-server with knee sweep --exec
-  libopenmpi-dev openmpi-bin         # OpenMPI: mpirun -np K knee run|sweep (dist/), tests with 2-4 ranks
+  libopenmpi-dev openmpi-bin         # OpenMPI: mpirun -np K knee run|sweep (engine/mpi_world.cc), tests with 1-3 ranks
+  gettext-base                       # envsubst: tests/deploy fills deploy/kubernetes/'s Jobs as the README says
 )
 
 missing=()

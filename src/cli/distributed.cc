@@ -82,6 +82,7 @@ core::Result<std::optional<report::Document>> Distributed::merge(const report::D
     if (r < offsets_.size()) part.clock_offset_s = offsets_[r].offset_s;
     parts.push_back(std::move(part));
   }
+  if (parts.size() == 1) return std::optional<report::Document>(std::move(parts.front().doc));
   for (report::MergePart& p : parts) {
     if (auto* s = std::get_if<report::SweepDocument>(&p.doc); s && s->levels.size() > levels) {
       s->levels.resize(levels);

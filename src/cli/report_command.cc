@@ -112,7 +112,7 @@ class ReportCommand final : public Subcommand {
   // The parts of one load merged (report/merge.h): printed, and with -o written as JSON (or HTML).
   int merge() {
     const std::vector<std::string> inputs(files_.begin() + 1, files_.end());
-    if (inputs.size() < 2) {
+    if (inputs.empty()) {
       return report_failure(Status::invalid_argument(
           "report merge: give the JSON results of two or more parts of one load: knee report "
           "merge a.json b.json ... -o all.json"));

@@ -350,7 +350,7 @@ struct LevelFigures {
   // loop, a schedule not kept, a phase that sent nothing).
   std::vector<std::string> notes;
   // The exact record of every repeat, in order (report/record.h): what `knee report merge`
-  // merges. Empty in files of knee before records, and in merged files' parts.
+  // merges (a merged file's are the merged runs'). Empty in files of knee before records.
   std::vector<RunRecord> records;
   // A merged level: each part's own figures, by part (empty otherwise).
   std::vector<PartFigures> parts;

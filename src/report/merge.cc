@@ -31,9 +31,7 @@ const LoadParams& params_of(const Document& doc) {
 }
 
 Status check_parts(const std::vector<MergePart>& parts) {
-  if (parts.size() < 2) {
-    return Status::invalid_argument("merge needs at least two results, one per part of the load");
-  }
+  if (parts.empty()) return Status::invalid_argument("merge needs the results of the parts");
   const MergePart& first = parts.front();
   const bool run = std::holds_alternative<RunDocument>(first.doc);
   const auto first_levels = levels_of(first.doc);
@@ -103,6 +101,9 @@ Status check_parts(const std::vector<MergePart>& parts) {
           "every part's file",
           fmt::join(missing, ", "), part->count));
     }
+  }
+  if (parts.size() < 2) {
+    return Status::invalid_argument("merge needs at least two results, one per part of the load");
   }
   for (size_t a = 0; a < parts.size(); ++a) {
     for (size_t b = a + 1; b < parts.size(); ++b) {

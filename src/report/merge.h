@@ -35,7 +35,8 @@ struct MergePart {
 };
 
 // The merged run or sweep, as a Document holding a RunDocument or a SweepDocument. At least two
-// parts. Errors: see above, one line naming the source.
+// parts (one part of a --part split is refused naming the missing ones). Errors: see above, one
+// line naming the source.
 core::Result<Document> merge_documents(const std::vector<MergePart>& parts);
 
 }  // namespace knee::report

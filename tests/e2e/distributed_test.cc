@@ -102,6 +102,16 @@ TEST_F(Distributed, MpiRunMergesEveryRanksRequestsExactly) {
               1e-3 * m["throughput_rps"].get<double>());
 }
 
+TEST_F(Distributed, OneRankIsTheWholeLoad) {
+  const std::string all = dir_.path() + "/one.json";
+  auto r = testing::run_process(mpirun(1, {KNEE_BINARY, "run", url("/fast"), "-c", "2", "-d",
+                                           "500ms", "-w", "0s", "--json", all, "-q"}));
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const json m = read_json(all);
+  EXPECT_EQ(m["concurrency"], 2);
+  EXPECT_FALSE(m.contains("parts"));
+}
+
 TEST_F(Distributed, MpiSweepOfThreeRanksSharesEveryLevel) {
   const std::string all = dir_.path() + "/sweep.json";
   auto r = testing::run_process(mpirun(3, {KNEE_BINARY, "sweep", url("/fast"), "--levels", "3,7",
