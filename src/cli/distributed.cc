@@ -30,13 +30,23 @@ Status Distributed::join(const LoadFlags& flags, const OutputFlags& outputs) {
         "merged result holds the whole load's histograms");
   }
   outputs_ = outputs;
-  if (group_->rank() == 0 && !outputs.json_parts.empty()) {
-    for (int r = 0; r < group_->size(); ++r) {
-      part_paths_.push_back(fmt::format("{}.{}.json", outputs.json_parts, r));
+  return Status::ok();
+}
+
+Status Distributed::ready(Status local) {
+  if (!group_) return local;
+  if (local && group_->rank() == 0 && !outputs_.json_parts.empty()) {
+    for (int r = 0; r < group_->size() && local; ++r) {
+      part_paths_.push_back(fmt::format("{}.{}.json", outputs_.json_parts, r));
       FileOrStdout check;
-      if (Status s = check.open("--json-parts", part_paths_.back()); !s) return s;
+      local = check.open("--json-parts", part_paths_.back());
     }
   }
+  // Every rank learns of any rank's failure here, so none is left waiting for the others.
+  auto agreed = group_->agree(local ? "" : local.what());
+  if (!local) return local;
+  if (!agreed) return agreed.status();
+  if (!agreed->empty()) return Status::invalid_argument(*agreed);
   auto offsets = group_->clock_offsets();
   if (!offsets) return offsets.status();
   offsets_ = std::move(offsets).value();
@@ -45,12 +55,8 @@ Status Distributed::join(const LoadFlags& flags, const OutputFlags& outputs) {
 
 Status Distributed::split(engine::Plan& plan) const {
   if (!group_) return Status::ok();
-  for (auto& level : plan.levels) {
-    for (engine::LoadOptions& o : level) {
-      auto share = engine::part_of(o, group_->rank(), group_->size());
-      if (!share) return share.status();
-      o = std::move(share).value();
-    }
+  if (Status s = engine::split_plan(plan, group_->rank(), group_->size()); !s) {
+    return Status::invalid_argument(fmt::format("mpirun -np {}: {}", group_->size(), s.message()));
   }
   return Status::ok();
 }

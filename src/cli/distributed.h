@@ -20,16 +20,21 @@ namespace knee::cli {
 
 class Distributed {
  public:
-  // Joins the MPI world when started by mpirun and measures the clocks; rank 0 checks that the
-  // --json-parts files can be written (they are written only after the merge). Errors: started
-  // by mpirun without MPI support, --part or --hlog under mpirun, --json-parts without it
-  // (kInvalidArgument), a part file that cannot be written, MPI failing.
+  // Joins the MPI world when started by mpirun. Its checks are of the flags, the same on every
+  // rank. Errors: started by mpirun without MPI support, --part or --hlog under mpirun,
+  // --json-parts without it (kInvalidArgument), MPI failing.
   core::Status join(const LoadFlags& flags, const OutputFlags& outputs);
+  // After each rank's own setup (`local`: its plan split, its files opened): every rank learns of
+  // any rank's failure (so none waits for the others in vain), rank 0 checks that the
+  // --json-parts files can be written, and the clocks are measured. Returns `local` when it
+  // failed, else another rank's failure ("rank 2 on host b: ...", kInvalidArgument), else ok.
+  // Alone: `local`.
+  core::Status ready(core::Status local);
   bool active() const { return group_ != nullptr; }
   // Rank 0, or the process running alone: the one that prints and writes.
   bool root() const { return group_ == nullptr || group_->rank() == 0; }
-  // This rank's part of every level of `plan` (engine::part_of). Errors: as part_of, naming
-  // "part" with the rank count ("-c 2 cannot be split over 4 parts").
+  // This rank's part of every level of `plan` (engine::split_plan). Errors: kInvalidArgument,
+  // "mpirun -np 4: 2 connections cannot be split over 4 parts: ...".
   core::Status split(engine::Plan& plan) const;
   // engine::run_plan, or engine::run_plan_together under mpirun.
   engine::PlanResult run(const engine::Plan& plan, const engine::PlanControl& control);

@@ -85,18 +85,19 @@ void LoadFlags::add_distribution_flags(CLI::App& app) {
                  "unique across them; merge their --json files with knee report merge")
       ->type_name("INDEX/COUNT");
   app.add_option("--start-at", start_at,
-                 "Begin at this wall-clock time (epoch seconds, 2026-12-02T12:00:00Z, or +30s), "
-                 "and each later run of a sweep a fixed slot after it, so separately started "
-                 "parts run together")
+                 "Begin at this wall-clock time (epoch seconds or 2026-12-02T12:00:00Z; +30s is "
+                 "from this process's start), each later run of a sweep a fixed slot after it: "
+                 "give separately started parts the same absolute time")
       ->type_name("TIME");
 }
 
 Status LoadFlags::distribute(engine::Plan& plan, bool shared_target,
                              const Distributed& group) const {
   if ((!part.empty() || group.active()) && !shared_target) {
-    return Status::invalid_field("part",
-                                 "give the URL of the target the parts share; without one each "
-                                 "process would start and measure its own lab server");
+    return Status::invalid_argument(fmt::format(
+        "{}: give the URL of the target the parts share; without one each process would start "
+        "and measure its own lab server",
+        group.active() ? "mpirun" : "--part"));
   }
   if (Status s = group.split(plan); !s) return s;
   if (!part.empty()) {
@@ -108,13 +109,7 @@ Status LoadFlags::distribute(engine::Plan& plan, bool shared_target,
           "part",
           fmt::format("'{}' is not INDEX/COUNT: give e.g. 0/4 for the first of four", part));
     }
-    for (auto& level : plan.levels) {
-      for (engine::LoadOptions& o : level) {
-        auto share = engine::part_of(o, index, count);
-        if (!share) return share.status();
-        o = std::move(share).value();
-      }
-    }
+    if (Status s = engine::split_plan(plan, index, count); !s) return s;
   }
   if (!start_at.empty()) {
     const double now =

@@ -105,13 +105,15 @@ class RunCommand final : public Subcommand {
     }
     Distributed group;  // under mpirun: this rank's part, rank 0 merges and writes
     if (Status s = group.join(flags_, outputs_); !s) return report_failure(s);
-    if (Status s = flags_.distribute(plan, /*shared_target=*/true, group); !s) {
-      return report_failure(s);
+    if (scenarios && (group.active() || !flags_.part.empty())) {
+      return report_failure(Status::invalid_argument(
+          fmt::format("--scenario: not with {} yet; give one URL, whose load the parts share",
+                      group.active() ? "mpirun" : "--part")));
     }
+    Status setup = flags_.distribute(plan, /*shared_target=*/true, group);
     ResultFiles files;
-    if (Status s = files.open(group.root() ? outputs_ : OutputFlags{}); !s) {
-      return report_failure(s);
-    }
+    if (setup) setup = files.open(group.root() ? outputs_ : OutputFlags{});
+    if (Status s = group.ready(setup); !s) return group.fail(s);
     if (group.active()) files.discard();  // opened again on rank 0 once merged
     if (!group.root()) progress_flags_.quiet = true;
     // Per-second intervals for --hlog, and for the JSON and HTML report's over-time chart.
@@ -147,10 +149,6 @@ class RunCommand final : public Subcommand {
       if (timeline_) params.timeline = true;
       report::RunDocument doc =
           report::analyse_run(urls[s], started_at, std::move(params), runs[s], host);
-      if (scenarios && group.active()) {
-        return report_failure(Status::invalid_argument(
-            "--scenario: not under mpirun yet; give one URL, whose load the ranks share"));
-      }
       if (auto code = group.finish(doc, false, files); code) return *code;
       if (!scenarios) return finish(doc, runs[s], *thresholds, files);
       all.order.push_back(plan.scenario_names[s]);

@@ -112,10 +112,10 @@ class SweepCommand final : public Subcommand {
     if (!plan) return report_failure(plan.status());
     Distributed group;  // under mpirun: this rank's part, rank 0 merges and writes
     if (Status s = group.join(flags_, outputs_); !s) return report_failure(s);
-    if (Status s = flags_.distribute(*plan, !builtin, group); !s) return report_failure(s);
+    Status setup = flags_.distribute(*plan, !builtin, group);
     ResultFiles files;
-    if (Status s = files.open(group.root() ? outputs_ : OutputFlags{}); !s)
-      return report_failure(s);
+    if (setup) setup = files.open(group.root() ? outputs_ : OutputFlags{});
+    if (Status s = group.ready(setup); !s) return group.fail(s);
 
     std::optional<lab::ServerProcess> lab;
     std::string target = flags_.url;

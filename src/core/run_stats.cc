@@ -1,6 +1,7 @@
 #include "core/run_stats.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cmath>
 #include <string>
 
@@ -160,19 +161,29 @@ void RunStats::merge(const RunStats& other) {
 }
 
 RunResult merge_parts(const std::vector<RunResult>& parts) {
-  RunResult merged = parts.front();
-  if (parts.size() == 1) return merged;
+  assert(!parts.empty());
+  if (parts.size() == 1) return parts.front();
   double start = parts.front().measure_start_epoch_s;
-  double end = start + parts.front().duration_s;
+  for (const RunResult& p : parts) start = std::min(start, p.measure_start_epoch_s);
+  // last_ok_ns counts from each part's own start: from the merged phase's start instead.
+  auto shifted = [&](const RunResult& p) {
+    RunStats s = p.stats;
+    if (s.last_ok_ns >= 0) {
+      s.last_ok_ns += static_cast<int64_t>(std::llround((p.measure_start_epoch_s - start) * 1e9));
+    }
+    return s;
+  };
+  RunResult merged = parts.front();
+  merged.stats = shifted(parts.front());
+  double end = parts.front().measure_start_epoch_s + parts.front().duration_s;
   for (size_t i = 1; i < parts.size(); ++i) {
     const RunResult& p = parts[i];
-    merged.stats.merge(p.stats);
+    merged.stats.merge(shifted(p));
     merged.target_rate_rps += p.target_rate_rps;
     merged.connections += p.connections;
     merged.threads += p.threads;
     merged.requests_asked += p.requests_asked;
     merged.interrupted = merged.interrupted || p.interrupted;
-    start = std::min(start, p.measure_start_epoch_s);
     end = std::max(end, p.measure_start_epoch_s + p.duration_s);
   }
   merged.measure_start_epoch_s = start;

@@ -200,8 +200,12 @@ Result<double> parse_wall_time(std::string_view text, double now_epoch_s) {
     } else if (n != 7) {
       return bad();
     }
-    if (z != 'Z' || static_cast<size_t>(used) != shown.size() || month < 1 || month > 12 ||
-        day < 1 || day > 31 || hour > 23 || minute > 59 || second > 60) {
+    // Digits, dashes, colons, T and Z only (sscanf would take "12:-5" or " 7").
+    const bool plain = shown.find_first_not_of("0123456789-:TZ") == std::string::npos &&
+                       shown.find("-", 10) == std::string::npos;
+    if (!plain || z != 'Z' || static_cast<size_t>(used) != shown.size() || month < 1 ||
+        month > 12 || day < 1 || day > 31 || hour < 0 || hour > 23 || minute < 0 || minute > 59 ||
+        second < 0 || second > 60) {
       return bad();
     }
     tm.tm_year = year - 1900;
@@ -215,9 +219,11 @@ Result<double> parse_wall_time(std::string_view text, double now_epoch_s) {
     if (epoch == -1 || gmtime_r(&epoch, &back) == nullptr || back.tm_mday != day) return bad();
     t = static_cast<double>(epoch);
   } else {
+    // Decimal seconds only (strtod would take " 1e9" and hexadecimal).
+    if (shown.empty() || shown.find_first_not_of("0123456789.") != std::string::npos) return bad();
     char* end = nullptr;
     t = std::strtod(shown.c_str(), &end);
-    if (shown.empty() || end != shown.c_str() + shown.size() || !std::isfinite(t)) return bad();
+    if (end != shown.c_str() + shown.size() || !std::isfinite(t)) return bad();
   }
   if (t < now_epoch_s - 1) {
     return Status::invalid_argument(

@@ -1,6 +1,7 @@
 #include "engine/collective.h"
 
 #include <cstdlib>
+#include <string_view>
 
 namespace knee::engine {
 
@@ -31,37 +32,45 @@ core::Result<std::unique_ptr<Collective>> join_mpi_world() {
 #endif
 }
 
+// What a rank that was interrupted tells the others: they stop too, as interrupted, not failed.
+constexpr std::string_view kInterrupted = "interrupted by a signal";
+
 PlanResult run_plan_together(const Plan& plan, const PlanControl& control, Collective& group) {
   PlanControl together = control;
   bool stopped_by_gate = false;
-  std::optional<Status> group_failure;
-  together.gate = [&](const PlanPosition& p) -> std::optional<Status> {
-    if (control.gate) {
-      if (auto stop = control.gate(p)) return stop;
-    }
+  bool interrupted_elsewhere = false;
+  // Another rank's word, as this rank's result: an interruption or a failure.
+  auto heard = [&](const std::string& agreed) -> std::optional<Status> {
+    if (agreed.empty()) return std::nullopt;
+    if (agreed.ends_with(kInterrupted)) interrupted_elsewhere = true;
+    return Status::unavailable(agreed);
+  };
+  together.gate = [&](const PlanPosition&) -> std::optional<Status> {
     auto agreed = group.agree("");
     if (!agreed) {
       stopped_by_gate = true;
       return agreed.status();
     }
-    if (!agreed->empty()) {
-      stopped_by_gate = true;
-      return Status::unavailable(*agreed);
-    }
-    return std::nullopt;
+    auto stop = heard(*agreed);
+    stopped_by_gate = stop.has_value();
+    return stop;
   };
   PlanResult result = run_plan(plan, together);
   if (!stopped_by_gate) {
-    // The last word: this rank's own failure, if any, reaches the others waiting to go on (or,
-    // after the last run, waiting here), and theirs reaches it.
+    // The last word: this rank's own failure or interruption, if any, reaches the others waiting
+    // to go on (or, after the last run, waiting here), and theirs reaches it.
     auto agreed = group.agree(result.failed        ? result.failed->what()
-                              : result.interrupted ? std::string("interrupted")
+                              : result.interrupted ? std::string(kInterrupted)
                                                    : std::string());
     if (!agreed) {
       result.failed = agreed.status();
-    } else if (!agreed->empty()) {
-      result.failed = Status::unavailable(*agreed);
+    } else if (auto stop = heard(*agreed)) {
+      result.failed = std::move(stop);
     }
+  }
+  if (interrupted_elsewhere && result.failed && result.failed->what().ends_with(kInterrupted)) {
+    result.failed.reset();
+    result.interrupted = true;
   }
   // A rank that failed inside a level has one level fewer than those that finished it.
   if (auto common = group.min_all(static_cast<int64_t>(result.levels.size())); !common) {

@@ -67,7 +67,9 @@ core::Result<std::unique_ptr<Collective>> make_mpi_world();
 
 // Runs `plan` on every rank of `group` together: before each run all ranks agree to go on (and
 // leave together), and after the plan every rank agrees once more, so a failure anywhere ends
-// the plan everywhere, with the failing rank and host in PlanResult::failed (kUnavailable); the
+// the plan everywhere, with the failing rank and host in PlanResult::failed (kUnavailable), and
+// an interruption anywhere ends it as interrupted (PlanResult::interrupted) everywhere; the
+// gate is its own (control.gate is not called); the
 // levels every rank finished before it are kept (the same number on every rank). `plan` is this
 // rank's part already (part_of).
 PlanResult run_plan_together(const Plan& plan, const PlanControl& control, Collective& group);

@@ -131,6 +131,12 @@ int LoadOptions::default_pool_size(double rate_rps) {
   return static_cast<int>(std::clamp(std::ceil(rate_rps * 0.25), 16.0, 4096.0));
 }
 
+core::Nanos LoadOptions::measured_phase() const {
+  if (!requests || !rate_rps) return duration;
+  return std::chrono::duration_cast<core::Nanos>(
+      std::chrono::duration<double>(static_cast<double>(*requests) / *rate_rps));
+}
+
 int LoadOptions::connection_slots() const {
   if (!open_loop()) return connections;
   return max_connections.value_or(default_pool_size(*rate_rps / share.count));
@@ -352,11 +358,7 @@ Result<core::RunResult> run_load(const LoadOptions& options, const RunControl& c
   phases.measure_from = phases.start + options.warmup;
   phases.measure_until = phases.measure_from + options.duration;
   // -n in open loop: the phase that schedules exactly that many uniform arrivals.
-  if (options.requests && options.rate_rps) {
-    phases.measure_until =
-        phases.measure_from + std::chrono::duration_cast<core::Nanos>(std::chrono::duration<double>(
-                                  static_cast<double>(*options.requests) / *options.rate_rps));
-  }
+  phases.measure_until = phases.measure_from + options.measured_phase();
   // -n in closed loop: the phase ends when the last measured request is sent.
   std::optional<RequestBudget> budget;
   if (options.requests && !options.rate_rps) {
@@ -401,8 +403,10 @@ Result<core::RunResult> run_load(const LoadOptions& options, const RunControl& c
     cfg.requests = &requests;
     cfg.shipments = options.shipments;
     // Each thread its own stream of ids, repeatable from the run's seed.
-    cfg.shipment_seed =
-        options.seed * uint64_t{0x9e3779b97f4a7c15} + static_cast<uint64_t>(first_thread + t);
+    // (first_connection + t is unique across parts: a part has at least as many connections as
+    // threads.)
+    cfg.shipment_seed = options.seed * uint64_t{0x9e3779b97f4a7c15} +
+                        options.share.first_connection + static_cast<uint64_t>(t);
     cfg.per_connection = options.per_connection;
     cfg.connections = slots / options.threads + (t < slots % options.threads ? 1 : 0);
     cfg.first_connection = next_connection;
@@ -528,9 +532,12 @@ Result<core::RunResult> run_load(const LoadOptions& options, const RunControl& c
       start_epoch_s + std::chrono::duration<double>(options.warmup).count();
   result.threads = options.threads;
   result.requests_asked = options.requests.value_or(0);
-  if (options.open_loop() && options.requests) {  // the whole load's -n: this part's turns of it
-    result.requests_asked = static_cast<uint64_t>(share_of(
-        static_cast<int64_t>(*options.requests), options.share.index, options.share.count));
+  if (options.open_loop() && options.requests) {  // the whole load's -n: its threads' turns of it
+    result.requests_asked = 0;
+    for (int t = 0; t < options.threads; ++t) {
+      result.requests_asked += static_cast<uint64_t>(
+          share_of(static_cast<int64_t>(*options.requests), first_thread + t, all_threads));
+    }
   }
   // The measured phase as it was: -d, or shorter once -n was reached.
   result.duration_s =

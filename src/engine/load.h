@@ -125,6 +125,9 @@ struct LoadOptions {
   // The closed loop's N: connections x per_connection.
   int concurrency() const { return connections * per_connection; }
   core::Nanos grace_or_default() const { return grace.value_or(timeout); }
+  // The measured phase's planned length: -n / rate in open loop with -n, else `duration` (in
+  // closed loop with -n, the most it may last).
+  core::Nanos measured_phase() const;
   // The first invalid field, or ok. Errors: kInvalidArgument with field() one of
   // "connections", "max_connections", "threads", "duration", "warmup", "timeout", "rate_rps",
   // "spin", "url", "requests", "per_connection", "mix", "shipments", "zipf", "stages" (callers name

@@ -66,7 +66,9 @@ class MpiWorld final : public Collective {
 
   core::Result<std::vector<std::string>> gather(const std::string& mine) override {
     if (mine.size() > static_cast<size_t>(std::numeric_limits<int>::max())) {
-      return Status::internal("MPI gather: more than 2 GiB from one rank");
+      // The other ranks are already in the gather: end the job rather than leave them waiting.
+      fmt::print(stderr, "knee: rank {}: more than 2 GiB to gather; ending the job\n", rank_);
+      MPI_Abort(MPI_COMM_WORLD, 1);
     }
     const int length = static_cast<int>(mine.size());
     std::vector<int> lengths(rank_ == 0 ? static_cast<size_t>(size_) : 0);
@@ -81,7 +83,8 @@ class MpiWorld final : public Collective {
       total += lengths[i];
     }
     if (total > std::numeric_limits<int>::max()) {
-      return Status::internal("MPI gather: more than 2 GiB in all");
+      fmt::print(stderr, "knee: more than 2 GiB to gather at rank 0; ending the job\n");
+      MPI_Abort(MPI_COMM_WORLD, 1);
     }
     std::string all(static_cast<size_t>(total), '\0');
     if (int rc = MPI_Gatherv(mine.data(), length, MPI_CHAR, all.data(), lengths.data(),
@@ -154,7 +157,12 @@ core::Result<std::unique_ptr<Collective>> make_mpi_world() {
   int initialised = 0;
   MPI_Initialized(&initialised);
   if (initialised == 0) {
-    if (int rc = MPI_Init(nullptr, nullptr); rc != MPI_SUCCESS) return mpi_error("init", rc);
+    // knee's worker threads never call MPI; the thread that runs the plan does (FUNNELED).
+    int provided = 0;
+    if (int rc = MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
+        rc != MPI_SUCCESS) {
+      return mpi_error("init", rc);
+    }
   }
   // Errors come back as codes (and become Statuses), not aborts.
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);

@@ -107,12 +107,23 @@ double plan_run_slot_s(const Plan& plan) {
   double longest = 0;
   for (const auto& level : plan.levels) {
     for (const LoadOptions& o : level) {
-      longest = std::max(
-          longest,
-          std::chrono::duration<double>(o.warmup + o.duration + o.grace_or_default()).count());
+      longest = std::max(longest, std::chrono::duration<double>(o.warmup + o.measured_phase() +
+                                                                o.grace_or_default())
+                                      .count());
     }
   }
   return std::ceil(longest + 2.0);
+}
+
+core::Status split_plan(Plan& plan, int index, int count) {
+  for (auto& level : plan.levels) {
+    for (LoadOptions& o : level) {
+      auto share = part_of(o, index, count);
+      if (!share) return share.status();
+      o = std::move(share).value();
+    }
+  }
+  return core::Status::ok();
 }
 
 namespace {

@@ -50,6 +50,9 @@ struct Plan {
 // The slot each run of `plan` gets under --start-at (Plan::run_slot_s), seconds.
 double plan_run_slot_s(const Plan& plan);
 
+// Every level's options of `plan` made part `index` of `count` (part_of). Errors: part_of's.
+core::Status split_plan(Plan& plan, int index, int count);
+
 // Where the plan is: level l of n, repeat k of K (from 0), and the planned time (warm-up plus
 // measured phase) of this run and of the runs still to come after it.
 struct PlanPosition {

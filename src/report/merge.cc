@@ -47,6 +47,20 @@ Status check_parts(const std::vector<MergePart>& parts) {
                                                   kind_words(p.doc)));
     }
     const auto levels = levels_of(p.doc);
+    // The load as asked for, less what differs between parts by design.
+    auto shape = [](LoadParams q) {
+      q.part.reset();
+      q.threads = 0;
+      q.url.clear();
+      return q;
+    };
+    if (params_of(p.doc).url == params_of(first.doc).url &&
+        !(shape(params_of(p.doc)) == shape(params_of(first.doc)))) {
+      return Status::invalid_argument(fmt::format(
+          "{} and {} were run with different settings (duration, warm-up, method, arrivals, "
+          "protocol, mix or stages): parts of one load share them",
+          p.source, first.source));
+    }
     if (params_of(p.doc).url != params_of(first.doc).url) {
       return Status::invalid_argument(fmt::format("{} measured {} but {} measured {}", p.source,
                                                   params_of(p.doc).url, first.source,
@@ -67,8 +81,8 @@ Status check_parts(const std::vector<MergePart>& parts) {
           levels[l]->repeats != first_levels[l]->repeats) {
         return Status::invalid_argument(
             levels[l]->records.empty()
-                ? fmt::format("{} has no run records (written by a knee before them, or a merged "
-                              "result's part): measure again to merge exactly",
+                ? fmt::format("{} has no run records (written by a knee before them): measure "
+                              "again to merge exactly",
                               p.source)
                 : fmt::format("{} level {} has {} repeats but {} has {}", p.source, l + 1,
                               levels[l]->records.size(), first.source,
@@ -164,6 +178,19 @@ std::vector<PartFigures> part_figures(const std::vector<MergePart>& parts, size_
   return out;
 }
 
+// Parts whose measured phases did not overlap were not one load (a stale file of an earlier run).
+Status check_overlap(const std::vector<PartFigures>& parts, double part_duration_s) {
+  for (const PartFigures& p : parts) {
+    if (p.start_offset_ms > part_duration_s * 1e3) {
+      return Status::invalid_argument(fmt::format(
+          "{} began its measured phase {:.1f} s after the first part's, past that phase's end: "
+          "the parts did not run together (a file of another run?)",
+          p.source, p.start_offset_ms / 1e3));
+    }
+  }
+  return Status::ok();
+}
+
 std::string skew_warning(const std::vector<PartFigures>& parts, double duration_s,
                          const std::string& where) {
   double spread = 0;
@@ -216,6 +243,8 @@ core::Result<Document> merge_documents(const std::vector<MergePart>& parts) {
     RunDocument d = analyse_run(run->target, started_at, params, merged.front(), no_host);
     d.host = run->host;
     d.level.parts = part_figures(parts, 0, previous_use);
+    const double phase = levels_of(first).front()->records.front().result.duration_s;
+    if (Status s = check_overlap(d.level.parts, phase); !s) return s;
     if (std::string w = skew_warning(d.level.parts, d.level.median.duration_s, ""); !w.empty()) {
       d.level.notes.push_back(w);
     }
@@ -226,6 +255,8 @@ core::Result<Document> merge_documents(const std::vector<MergePart>& parts) {
   d.host = sweep.host;
   for (size_t l = 0; l < levels; ++l) {
     d.levels[l].parts = part_figures(parts, l, previous_use);
+    const double phase = levels_of(first)[l]->records.front().result.duration_s;
+    if (Status s = check_overlap(d.levels[l].parts, phase); !s) return s;
     const std::string w = skew_warning(d.levels[l].parts, d.levels[l].median.duration_s,
                                        fmt::format("level {}: ", l + 1));
     if (!w.empty()) d.warnings.push_back(w);

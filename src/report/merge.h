@@ -7,7 +7,9 @@
 // CPU, start offset and verdict per host).
 //
 // What must agree, else kInvalidArgument naming the file: every document is a run, or every one
-// a sweep; same URL, mode, number of levels and repeats; every level holds a record per repeat
+// a sweep; same URL and settings (LoadParams but part and threads), mode, number of levels and
+// repeats; measured phases that overlap (a part that began after the first part's phase ended is
+// of another run); every level holds a record per repeat
 // (files of knee before records cannot merge); with --part, the same count in all and every
 // index exactly once (a missing part is named: a half-merged result is never written as whole).
 // The same part given twice (its records equal) is refused too.

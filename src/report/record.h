@@ -26,8 +26,9 @@ namespace knee::report {
 struct RunRecord {
   core::RunResult result;
   std::string host;  // the hostname of the machine whose process measured it
-  // The part this process drove of a load split over `parts` processes (rank, from 0), and the
-  // first connection number ({conn}) of its share; 0 of 1 for a whole run.
+  // The part this process drove of a load split over `parts` processes (--part or the rank,
+  // from 0); 0 of 1 for a whole run. Kept with the record so that a record read alone still says
+  // what it is a part of.
   int part = 0;
   int parts = 1;
   bool operator==(const RunRecord& o) const;
