@@ -356,8 +356,7 @@ Result<core::RunResult> run_load(const LoadOptions& options, const RunControl& c
   Phases phases;
   phases.start = clock.now();
   phases.measure_from = phases.start + options.warmup;
-  phases.measure_until = phases.measure_from + options.duration;
-  // -n in open loop: the phase that schedules exactly that many uniform arrivals.
+  // -d, or in open loop with -n the phase that schedules exactly that many uniform arrivals.
   phases.measure_until = phases.measure_from + options.measured_phase();
   // -n in closed loop: the phase ends when the last measured request is sent.
   std::optional<RequestBudget> budget;
