@@ -352,28 +352,28 @@ std::string timeline_text(const LoadParams& params, const RunFigures& r) {
 namespace {
 
 // A merged result's parts, one row each (with the level first in a sweep): what each process
-// drove, measured and concluded about itself.
-std::string parts_text(const std::vector<const LevelFigures*>& levels, bool open,
-                       const std::string& indent) {
-  std::vector<std::vector<std::string>> rows;
+// drove, measured and concluded about itself. The indent is a prefix of every first cell (right-
+// aligned, so every row keeps it).
+std::string parts_text(const std::vector<const LevelFigures*>& levels, std::string_view indent) {
   const bool sweep = levels.size() > 1;
-  std::vector<std::string> head;
-  if (sweep) head.push_back(open ? "rate" : "N");
   bool clocks = false;
   for (const LevelFigures* level : levels) {
     for (const PartFigures& p : level->parts) clocks = clocks || p.clock_offset_ms.has_value();
   }
+  std::vector<std::string> head;
+  if (sweep) head.push_back(levels.front()->median.open ? "rate" : "N");
   for (const char* h : {"part", "host", "load", "req/s", "errors", "client cores", "start +ms"}) {
     head.push_back(h);
   }
   if (clocks) head.push_back("clock ms");
   head.push_back("saturated");
-  rows.push_back(head);
+  head.front() = std::string(indent) + head.front();
+  std::vector<std::vector<std::string>> rows = {head};
   for (const LevelFigures* level : levels) {
     for (const PartFigures& p : level->parts) {
       std::vector<std::string> row;
       if (sweep) {
-        row.push_back(open && level->median.open
+        row.push_back(level->median.open
                           ? fmt::format("{:.0f}", level->median.open->target_rate_rps)
                           : std::to_string(connections_of(level->median)));
       }
@@ -387,21 +387,13 @@ std::string parts_text(const std::vector<const LevelFigures*>& levels, bool open
       row.push_back(fmt::format("{:.1f}", p.start_offset_ms));
       if (clocks) row.push_back(fmt::format("{:+.3f}", p.clock_offset_ms.value_or(0)));
       row.push_back(p.saturated);
+      row.front() = std::string(indent) + row.front();
       rows.push_back(std::move(row));
     }
   }
   std::vector<bool> left(head.size(), false);
-  left[sweep ? 2 : 1] = true;
-  left.back() = true;
-  std::string out;
-  std::string table = render_table(rows, left);
-  size_t pos = 0;
-  while (pos < table.size()) {
-    const size_t nl = table.find('\n', pos);
-    out += indent + table.substr(pos, nl - pos + 1);
-    pos = nl == std::string::npos ? table.size() : nl + 1;
-  }
-  return out;
+  left[sweep ? 2 : 1] = left.back() = true;
+  return render_table(rows, left);
 }
 
 }  // namespace
@@ -516,7 +508,7 @@ std::string render_run_text(const RunDocument& doc) {
   if (!level.parts.empty()) {
     out += fmt::format("  merged from {} parts (each its own figures; its verdict on its host):\n",
                        level.parts.size());
-    out += parts_text({&level}, r.open.has_value(), "    ");
+    out += parts_text({&level}, "    ");
   }
   if (level.saturated) {
     out +=
@@ -663,7 +655,7 @@ std::string render_sweep_text(const SweepDocument& doc) {
   if (!merged.empty()) {
     out += fmt::format("merged from {} parts ({}); each part's own figures and verdict:\n",
                        merged.front()->parts.size(), fmt::join(doc.params.merged_from, ", "));
-    out += parts_text(merged, open, "  ");
+    out += parts_text(merged, "  ");
   }
   for (const std::string& w : doc.warnings) out += fmt::format("warning: {}\n", w);
   for (const std::string& w : doc.host.warnings) out += fmt::format("host: {}\n", w);

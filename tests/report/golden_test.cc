@@ -136,16 +136,7 @@ TEST(Golden, SweepJson) { expect_golden("sweep.json", json_of(testing::golden_sw
 // The sweep merged from two parts (knee report merge, or rank 0 under mpirun with the clocks
 // measured): the table of the whole load, then each part's own figures.
 TEST(Golden, MergedSweepText) {
-  SweepDocument a = testing::golden_sweep_report();
-  SweepDocument b = a;
-  a.params.part = PartParams{0, 2};
-  b.params.part = PartParams{1, 2};
-  for (LevelFigures& l : b.levels) {
-    for (RunRecord& r : l.records) {
-      r.host = "loadgen-2";
-      r.result.measure_start_epoch_s += 0.0031;
-    }
-  }
+  const auto [a, b] = testing::golden_sweep_parts(0.0031, "loadgen-2");
   auto merged = merge_documents({{"rank 0", Document(a), 0.0}, {"rank 1", Document(b), 0.0012}});
   ASSERT_TRUE(merged) << merged.status().what();
   expect_golden("merged_sweep.txt", render_text(*merged));

@@ -59,13 +59,7 @@ TEST(Merge, RunsMergeExactlyIntoTheWholeLoad) {
 }
 
 TEST(Merge, SweepsMergeLevelByLevel) {
-  SweepDocument a = testing::golden_sweep_report();
-  SweepDocument b = a;
-  a.params.part = PartParams{0, 2};
-  b.params.part = PartParams{1, 2};
-  for (LevelFigures& l : b.levels) {
-    for (RunRecord& r : l.records) r.result.measure_start_epoch_s += 0.5;  // another process
-  }
+  const auto [a, b] = testing::golden_sweep_parts(0.5, "loadgen-2");
   auto merged = merge_documents({{"a.json", Document(a)}, {"b.json", Document(b)}});
   ASSERT_TRUE(merged) << merged.status().what();
   const auto& m = std::get<SweepDocument>(*merged);
@@ -128,13 +122,7 @@ namespace knee::report {
 namespace {
 
 TEST(Merge, MeasuredClockOffsetsPutStartsOnOneClock) {
-  SweepDocument a = testing::golden_sweep_report();
-  SweepDocument b = a;
-  a.params.part = PartParams{0, 2};
-  b.params.part = PartParams{1, 2};
-  for (LevelFigures& l : b.levels) {
-    for (RunRecord& r : l.records) r.result.measure_start_epoch_s += 0.5;  // its clock is ahead
-  }
+  const auto [a, b] = testing::golden_sweep_parts(0.5, "loadgen-2");  // its clock is 0.5 s ahead
   auto merged = merge_documents({{"rank 0", Document(a), 0.0}, {"rank 1", Document(b), 0.5}});
   ASSERT_TRUE(merged) << merged.status().what();
   const auto& m = std::get<SweepDocument>(*merged);

@@ -412,4 +412,19 @@ report::CapacityDocument golden_capacity() {
   return d;
 }
 
+std::pair<report::SweepDocument, report::SweepDocument> golden_sweep_parts(double skew_s,
+                                                                           std::string host) {
+  report::SweepDocument a = golden_sweep_report();
+  report::SweepDocument b = a;
+  a.params.part = report::PartParams{0, 2};
+  b.params.part = report::PartParams{1, 2};
+  for (report::LevelFigures& l : b.levels) {
+    for (report::RunRecord& r : l.records) {
+      r.host = host;
+      r.result.measure_start_epoch_s += skew_s;
+    }
+  }
+  return {a, b};
+}
+
 }  // namespace knee::testing

@@ -7,6 +7,9 @@
 // throughput grows with N up to about 4,000 req/s and the knee falls at N = 16.
 #pragma once
 
+#include <string>
+#include <utility>
+
 #include "core/run_stats.h"
 #include "probes/host_context.h"
 #include "report/analyse.h"
@@ -37,6 +40,10 @@ report::RunDocument golden_open_run_report();
 report::RunDocument golden_mix_run_report();
 // `knee sweep --levels 1,2,4,8,16,32`, one run per level, server sampled, 2 timeouts at 32.
 report::SweepDocument golden_sweep_report();
+// golden_sweep_report() as the two parts (--part 0/2 and 1/2) of one load: part 1 measured on
+// host `host` and began every run `skew_s` seconds later by its clock.
+std::pair<report::SweepDocument, report::SweepDocument> golden_sweep_parts(double skew_s,
+                                                                           std::string host);
 
 // A ladder of three measured rungs, SQLite's plans, a disk behind /tmp and two network floors.
 report::LadderDocument golden_ladder();
