@@ -1,9 +1,10 @@
 # Two commands set up everything on a fresh Debian 12 machine (as root):
 #   make run   installs missing packages, builds Release, runs `knee sweep` on the built-in lab server
-#   make test  installs missing packages, builds with ASan+UBSan (and TSan for the engine), runs ctest
+#   make test  installs missing packages, builds with ASan+UBSan (and TSan for the engine, clang's
+#              libFuzzer for tests/fuzz), runs ctest
 JOBS ?= $(shell nproc)
 
-.PHONY: run test deps build build-asan build-tsan clean
+.PHONY: run test deps build build-asan build-tsan build-fuzz clean
 
 deps:
 	@./scripts/install-deps.sh
@@ -23,13 +24,20 @@ build-tsan: deps
 	cmake --preset tsan >/dev/null
 	cmake --build --preset tsan -j $(JOBS)
 
+build-fuzz: deps
+	cmake --preset fuzz >/dev/null
+	cmake --build --preset fuzz -j $(JOBS)
+
 # The e2e tests measure real load on this host (knees, saturated CPUs, Little's law); on a shared
 # 2-core VM a noisy second can push a borderline figure across its rule, so a failing e2e test is
 # run once more and must then pass whole. Every other test runs once.
-test: build-asan build-tsan
+# Each fuzz target runs briefly (KNEE_FUZZ_SECONDS, 15 s) from its seeds, and every input that
+# once crashed it runs again; bench/fuzz.sh runs them for 10^7 executions.
+test: build-asan build-tsan build-fuzz
 	ctest --preset asan -j $(JOBS) -E '^e2e_test\.'
 	ctest --preset asan -R '^e2e_test\.' --repeat until-pass:2
 	ctest --preset tsan
+	ctest --preset fuzz -j $(JOBS)
 
 clean:
 	rm -rf build
