@@ -10,6 +10,7 @@
 #include <tuple>
 
 #include "cli/command.h"
+#include "cli/server_limits.h"
 #include "core/units.h"
 #include "lab/lab_server.h"
 #include "net/tls.h"
@@ -51,6 +52,7 @@ class ServeCommand final : public Subcommand {
                    "request (answered with Connection: close), so a balancer's request on one "
                    "does not meet the close; 0 closes them at once")
         ->capture_default_str();
+    limits_.add_to(app);
     app.add_flag("--tls", tls_,
                  "Speak TLS (then HTTP/1.1): a self-signed certificate for localhost, 127.0.0.1 "
                  "and ::1 made at start, its fingerprint printed; or --cert and --key");
@@ -110,6 +112,10 @@ class ServeCommand final : public Subcommand {
       d.out = *parsed;
     }
 
+    if (core::Status s = limits_.apply(options); !s) {
+      fmt::print(stderr, "knee serve: {}\n", s.message());
+      return kExitBadInput;
+    }
     if (int code = service_options(options); code != kExitOk) return code;
     if (!tls_ && (!cert_.empty() || !key_.empty())) {
       fmt::print(stderr, "knee serve: --cert/--key: only with --tls\n");
@@ -139,7 +145,8 @@ class ServeCommand final : public Subcommand {
     });
     if (!clean) {
       const core::Status& st = clean.status();
-      fmt::print(stderr, "knee serve: {}{}\n", st.field().empty() ? "" : flag_of(st.field()) + ": ",
+      fmt::print(stderr, "knee serve: {}{}\n",
+                 st.field().empty() ? "" : ServerLimitFlags::flag_for(st.field()) + ": ",
                  st.message());
       return clean.status().code() == core::Status::Code::kInvalidArgument ? kExitBadInput
                                                                            : kExitRunFailed;
@@ -213,6 +220,7 @@ class ServeCommand final : public Subcommand {
   std::string drain_idle_ = "500ms";
   bool tls_ = false;
   std::string cert_, key_;
+  ServerLimitFlags limits_;
 };
 
 }  // namespace

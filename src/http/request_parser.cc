@@ -187,7 +187,7 @@ ParseOutcome RequestParser::parse(std::string_view buf) {
         if (line_bytes > kMaxRequestLineBytes) {
           return fail(ParseOutcome::kUriTooLong, "request line too long");
         }
-      } else if (buf.size() - fields_start_ > kMaxHeaderSectionBytes) {
+      } else if (buf.size() - fields_start_ > max_header_bytes_) {
         return fail(ParseOutcome::kHeaderFieldsTooLarge, "header section too large");
       }
       return ParseOutcome::kNeedMore;
@@ -206,7 +206,7 @@ ParseOutcome RequestParser::parse(std::string_view buf) {
       fields_start_ = line_start_ = pos_;
       continue;
     }
-    if (pos_ - fields_start_ > kMaxHeaderSectionBytes) {
+    if (pos_ - fields_start_ > max_header_bytes_) {
       return fail(ParseOutcome::kHeaderFieldsTooLarge, "header section too large");
     }
     if (line_end == line_start_) return finish(buf, line_start_, pos_);

@@ -11,8 +11,9 @@
 //
 // Limits (RFC 9112 §3: a server MUST be able to handle request lines at least as long as the URIs
 // it serves, and answers 414 or 431 past its limits): the request line may be up to
-// kMaxRequestLineBytes long, the header section up to kMaxHeaderSectionBytes. So a buffer of
-// kMaxHeadBytes always suffices to reach a decision.
+// kMaxRequestLineBytes long, the header section up to the parser's limit (kMaxHeaderSectionBytes
+// unless given another, at most kMaxHeaderSectionLimit). So a buffer of kMaxHeadBytes always
+// suffices to reach a decision.
 //
 // Strictness: the request line must be exactly `method SP target SP HTTP/d.d`; field names are
 // tokens with no whitespace before the colon (RFC 9112 §5.1); obs-fold (a field line starting
@@ -25,6 +26,7 @@
 // state, no allocation.
 #pragma once
 
+#include <cassert>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -34,15 +36,18 @@ namespace knee::http {
 
 // Longest accepted request line in bytes, without its CRLF. Longer: kUriTooLong (414).
 inline constexpr size_t kMaxRequestLineBytes = 8192;
-// Longest accepted header section in bytes: every field line with its line end, plus the final
-// empty line. Longer: kHeaderFieldsTooLarge (431).
+// Longest accepted header section in bytes by default: every field line with its line end, plus
+// the final empty line. Longer: kHeaderFieldsTooLarge (431). 8 KiB, as nginx's
+// large_client_header_buffers line size.
 inline constexpr size_t kMaxHeaderSectionBytes = 8192;
+// The largest header-section limit a parser may be given, in bytes.
+inline constexpr size_t kMaxHeaderSectionLimit = 16384;
 // Empty lines (CRLF or LF) tolerated before a request line, in bytes. More: kBadRequest.
 inline constexpr size_t kMaxLeadingEmptyBytes = 16;
 // Bytes after which parse() has certainly decided (complete or an error): size a read buffer to
 // at least this.
 inline constexpr size_t kMaxHeadBytes =
-    kMaxLeadingEmptyBytes + kMaxRequestLineBytes + 2 + kMaxHeaderSectionBytes;
+    kMaxLeadingEmptyBytes + kMaxRequestLineBytes + 2 + kMaxHeaderSectionLimit;
 
 enum class ParseOutcome : uint8_t {
   kNeedMore,              // the head is not complete yet; call again with more bytes
@@ -80,6 +85,12 @@ struct RequestHead {
 
 class RequestParser {
  public:
+  // `max_header_bytes`: the header section's limit, at most kMaxHeaderSectionLimit (asserts).
+  explicit RequestParser(size_t max_header_bytes = kMaxHeaderSectionBytes)
+      : max_header_bytes_(max_header_bytes) {
+    assert(max_header_bytes <= kMaxHeaderSectionLimit);
+  }
+
   // Parses the request head at the front of `buffer`, which must begin with the same bytes as in
   // earlier calls since the last reset() (it may only have grown). Returns kNeedMore until the
   // head is complete, then kComplete (head() is valid) or an error outcome; once decided, further
@@ -91,8 +102,8 @@ class RequestParser {
   // A short reason after an error outcome ("bad field line"); empty otherwise.
   std::string_view error() const { return error_; }
 
-  // Forgets everything, ready for the next request's bytes.
-  void reset() { *this = RequestParser(); }
+  // Forgets everything but the header limit, ready for the next request's bytes.
+  void reset() { *this = RequestParser(max_header_bytes_); }
 
  private:
   ParseOutcome fail(ParseOutcome outcome, std::string_view why);
@@ -101,6 +112,7 @@ class RequestParser {
 
   static constexpr size_t kNone = static_cast<size_t>(-1);
 
+  size_t max_header_bytes_;
   ParseOutcome outcome_ = ParseOutcome::kNeedMore;
   bool started_ = false;             // past the leading empty lines
   size_t pos_ = 0;                   // next byte to scan

@@ -53,13 +53,21 @@ struct Connection {
   bool readable = false;           // edge-triggered: bytes may be waiting in the socket
   bool peer_shut = false;          // EPOLLRDHUP/HUP seen: an EOF is waiting behind any bytes
   bool close_after_write = false;  // the queued output ends with a "Connection: close" response
-  std::unique_ptr<char[]> in;      // kInBufferBytes; bytes [in_begin, in_end) not yet consumed
+  // kInBufferBytes while bytes are being read or wait in it, else null: an idle connection gives
+  // its buffer back to the worker (ServerWorker::release_buffer), so that 10,000 idle ones do not
+  // hold 320 MB. Bytes [in_begin, in_end) are not yet consumed.
+  std::unique_ptr<char[]> in;
   size_t in_begin = 0;
   size_t in_end = 0;
   uint64_t discard = 0;  // body bytes of the last request still to skip, in bytes
   http::RequestParser parser;
   std::string out;  // responses not yet written; bytes [0, out_sent) are written
   size_t out_sent = 0;
+  // For the limits (ServerOptions), times of the worker's loop iteration: when the connection
+  // was accepted, when it last read or wrote a byte, and when the request now in its buffer began.
+  core::TimePoint opened{};
+  core::TimePoint last_activity{};
+  core::TimePoint head_started{};
   // The request waiting on a timer (state kWaiting).
   Pending pending = Pending::kNone;
   bool pending_head = false;

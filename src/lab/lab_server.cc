@@ -3,9 +3,11 @@
 #include <fmt/format.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <system_error>
 
@@ -47,10 +49,57 @@ Status validate(const ServerOptions& o) {
       o.drain_timeout < core::Nanos::zero()) {
     return Status::invalid_argument("wait, cpu and drain_timeout must not be negative");
   }
+  if (o.header_timeout <= core::Nanos::zero()) {
+    return Status::invalid_field("header_timeout", "must be longer than 0");
+  }
+  if (o.idle_timeout <= core::Nanos::zero()) {
+    return Status::invalid_field("idle_timeout", "must be longer than 0");
+  }
+  if (o.max_connections < 0) {
+    return Status::invalid_field(
+        "max_connections",
+        fmt::format("must be 0 (the open-file limit) or more, got {}", o.max_connections));
+  }
+  if (o.max_header_bytes < 256 || o.max_header_bytes > http::kMaxHeaderSectionLimit) {
+    return Status::invalid_field("max_header_bytes",
+                                 fmt::format("must be 256 to {} bytes, got {}",
+                                             http::kMaxHeaderSectionLimit, o.max_header_bytes));
+  }
   return Status::ok();
 }
 
+// Raises the soft open-file limit to the hard one (as Go's runtime and nginx's
+// worker_rlimit_nofile do: the soft default of 1024 is far below what a server under load
+// needs) and derives or checks max_connections against it.
+// Errors (invalid field "max_connections"): more connections than the limit leaves, naming
+// `ulimit -n`.
+Result<int> connection_limit(int asked) {
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < limit.rlim_max) {
+    limit.rlim_cur = limit.rlim_max;
+    (void)::setrlimit(RLIMIT_NOFILE, &limit);
+    (void)::getrlimit(RLIMIT_NOFILE, &limit);
+  }
+  const auto files = static_cast<int64_t>(std::min<rlim_t>(limit.rlim_cur, 1 << 30));
+  const int64_t room = std::max<int64_t>(1, files - kReservedFds);
+  if (asked == 0) return static_cast<int>(room);
+  if (asked > room) {
+    return Status::invalid_field(
+        "max_connections",
+        fmt::format("{} connections need more file descriptors than the open-file limit ({}) "
+                    "leaves after {} for the server's own; raise it (ulimit -n) or ask for at "
+                    "most {}",
+                    asked, files, kReservedFds, room));
+  }
+  return asked;
+}
+
 }  // namespace
+
+core::Nanos limit_check_period(const ServerOptions& options) {
+  const core::Nanos shorter = std::min(options.header_timeout, options.idle_timeout) / 10;
+  return std::clamp<core::Nanos>(shorter, std::chrono::milliseconds(10), std::chrono::seconds(1));
+}
 
 LabServer::LabServer() : shared_(std::make_unique<ServerShared>()) {}
 
@@ -63,6 +112,8 @@ LabServer::~LabServer() {
 
 Result<std::unique_ptr<LabServer>> LabServer::start(const ServerOptions& options) {
   if (Status s = validate(options); !s) return s;
+  auto max_connections = connection_limit(options.max_connections);
+  if (!max_connections) return max_connections.status();
   auto addr = net::resolve(options.host, options.port);
   if (!addr) return addr.status();
   if (options.port != 0 && !options.share_port) {
@@ -98,6 +149,7 @@ Result<std::unique_ptr<LabServer>> LabServer::start(const ServerOptions& options
   }
   shared.started = core::Clock::now();
   shared.workers = options.threads;
+  shared.max_connections = *max_connections;
   shared.counters = std::make_unique<WorkerCounters[]>(static_cast<size_t>(options.threads));
   shared.metrics = std::make_unique<WorkerMetrics[]>(static_cast<size_t>(options.threads));
   for (int i = 0; i < options.threads; ++i) {

@@ -12,7 +12,10 @@
 //                      thread, then {"ok":true,"mode":"sync-blocking","ms":N,...} (seed 002).
 //                      N defaults to 50; not a number in [0, 60000] -> 400, connection kept.
 //   /health            {"status":"ok","instance":NAME,"uptimeSec":S,"inFlight":K,
-//                      "totalRequests":T}, summed over all threads; with the shipment service
+//                      "totalRequests":T,"connections":{"open":O,"refused":F,
+//                      "headerTimeouts":H,"idleClosed":I}}, summed over all threads (refused:
+//                      over max_connections; headerTimeouts: the 408s; idleClosed: by
+//                      idle_timeout); with the shipment service
 //                      also "store" and "cache" objects (ShipmentService::append_health).
 // With the shipment service (ServerOptions::service, `knee serve --state DIR`; lab/
 // shipment_service.h), on a real store:
@@ -29,6 +32,9 @@
 // Without the service both
 //   answer 404 saying how to start it.
 // Protocol errors answer and close: 400 (malformed), 414, 431, 501 (Transfer-Encoding), 505.
+// Limits (ServerOptions) answer and close too: 408 for a head slower than header_timeout, 413 for
+// a body over max_body_bytes, 431 for a header section over max_header_bytes, and 503 at once for
+// a connection over max_connections; idle connections close silently after idle_timeout.
 //
 // Shape: `threads` event-loop threads, each with its own SO_REUSEPORT listener on the same port,
 // its own connections, timers and counters (nothing shared on the hot path). A connection's
@@ -54,6 +60,7 @@
 
 #include "core/clock.h"
 #include "core/status.h"
+#include "http/request_parser.h"
 #include "lab/shipment_service.h"
 #include "net/socket.h"
 #include "net/tls.h"
@@ -83,12 +90,40 @@ struct ServerOptions {
   // How long a stop keeps idle keep-alive connections open for a last request, >= 0 (0: close
   // them at once).
   core::Nanos drain_idle = std::chrono::milliseconds(500);
+  // Limits against slow and abusive clients, checked every limit_check_period() (nginx's
+  // client_header_timeout, keepalive_timeout, worker_connections, large_client_header_buffers and
+  // client_max_body_size do the same jobs). A request's head, and an /events body, must arrive
+  // within header_timeout of its first byte, else 408 and close; a TLS handshake within it too,
+  // else close. > 0.
+  core::Nanos header_timeout = std::chrono::seconds(10);
+  // A connection with no request under way closes after idle_timeout without a byte read; so does
+  // one whose client reads none of its responses for that long. Longer than nginx's upstream
+  // keepalive_timeout (60 s), so that a balancer in front closes its idle connections first,
+  // never meeting the keep-alive race (RFC 9112 section 9.6). > 0.
+  core::Nanos idle_timeout = std::chrono::seconds(75);
+  // Connections open at once over all threads; one more is answered 503 and closed (counted in
+  // /health). 0: the open-file limit (raised to its hard limit at start) less kReservedFds.
+  int max_connections = 0;
+  // Longest header section in bytes (field lines and the empty line); longer gets 431 and close.
+  // 256 to http::kMaxHeaderSectionLimit.
+  size_t max_header_bytes = http::kMaxHeaderSectionBytes;
+  // Longest request body in bytes (Content-Length); longer gets 413 and close. /events reads at
+  // most kMaxEventBody whatever this says. >= 0.
+  uint64_t max_body_bytes = 1024 * 1024;
   // --tls: every connection speaks TLS first (a TlsContext::create_server() context), then the
   // same HTTP/1.1; null for cleartext.
   std::shared_ptr<const net::TlsContext> tls;
   // The shipment service on a real store (GET /tracking/{no}, POST /events); none when unset.
   std::optional<ServiceOptions> service;
 };
+
+// File descriptors kept for the server's own use (listeners, epoll, the store, logs) when
+// max_connections is derived from the open-file limit.
+inline constexpr int kReservedFds = 64;
+
+// How often the workers look for connections past header_timeout or idle_timeout: a tenth of the
+// shorter one, between 10 ms and 1 s. A timeout fires up to this much late.
+core::Nanos limit_check_period(const ServerOptions& options);
 
 class ServerWorker;
 struct ServerShared;

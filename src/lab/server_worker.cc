@@ -44,6 +44,9 @@ constexpr core::Nanos kAcceptPause = std::chrono::milliseconds(100);
 constexpr uint32_t kConnectionEvents = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET;
 // HTTP/2: concurrent streams a connection may open (SETTINGS_MAX_CONCURRENT_STREAMS), as nginx.
 constexpr uint32_t kMaxStreams = 128;
+// Read buffers a worker keeps for reuse once their connections went idle (8 MiB at most): a
+// steady load takes and gives back the same few, a burst of connections leaves no lasting RSS.
+constexpr size_t kMaxSpareBuffers = 256;
 
 uint64_t tag_of(uint32_t slot, uint32_t generation) {
   return net::EventTag{slot, generation}.value();
@@ -63,10 +66,7 @@ struct H2Handler final : H2ServerSession::Handler {
   uint32_t slot;
 };
 
-Connection::Connection(uint32_t index)
-    : slot(index), in(std::make_unique_for_overwrite<char[]>(kInBufferBytes)) {
-  out.reserve(1024);
-}
+Connection::Connection(uint32_t index) : slot(index) {}
 
 Connection::~Connection() = default;
 
@@ -87,7 +87,10 @@ ServerWorker::ServerWorker(const ServerShared& shared, int index, net::EventLoop
       metrics_(shared.metrics[static_cast<size_t>(index)]),
       loop_(std::move(loop)),
       replies_([this] { loop_.wake(); }),
-      listener_(std::move(listener)) {
+      listener_(std::move(listener)),
+      loop_now_(Clock::now()),
+      check_period_(limit_check_period(shared.options)) {
+  next_check_ = loop_now_ + check_period_;
   append_json_string(instance_json_, shared.options.instance);
   body_.reserve(512);
   fast_ = FixedResponse::make(200, kJson,
@@ -114,6 +117,20 @@ ServerWorker::ServerWorker(const ServerShared& shared, int index, net::EventLoop
       FixedResponse::make(405, kJson, R"({"error":"method not allowed"})", "Allow: POST\r\n");
   body_too_large_ =
       FixedResponse::make(413, kJson, R"({"error":"an event body has at most 16384 bytes"})");
+  request_timeout_ = FixedResponse::make(
+      408, kJson,
+      fmt::format(
+          R"json({{"error":"the request did not arrive within the header timeout ({} ms)"}})json",
+          std::chrono::duration_cast<std::chrono::milliseconds>(shared.options.header_timeout)
+              .count()));
+  request_too_large_ =
+      FixedResponse::make(413, kJson,
+                          fmt::format(R"({{"error":"a request body has at most {} bytes here"}})",
+                                      shared.options.max_body_bytes));
+  std::string refusal;
+  FixedResponse::make(503, kJson, R"({"error":"too many connections; try again later"})")
+      .append_to(refusal, date_.value(), ConnectionMode::kClose, false);
+  too_many_connections_ = std::move(refusal);
   h2_post_ = FixedResponse::make(
       501, kJson,
       R"({"error":"POST over HTTP/2 is not supported by the lab server; use HTTP/1.1"})");
@@ -135,6 +152,7 @@ bool ServerWorker::run() {
       failed = true;
       break;
     }
+    loop_now_ = Clock::now();
     date_.refresh(std::time(nullptr));
     for (int i = 0; i < *ready; ++i) dispatch(events[static_cast<size_t>(i)]);
     take_replies();
@@ -151,6 +169,10 @@ bool ServerWorker::run() {
       }
     }
     timers_.pop_due(now, [this](net::EventTag ref) { on_timer(ref); });
+    if (now >= next_check_) {
+      check_limits();
+      next_check_ = now + check_period_;
+    }
     if (draining_ && !idle_closed_ && Clock::now() >= drain_idle_deadline_) close_idle();
     if (draining_ && live_ > 0 && Clock::now() >= drain_deadline_) break;
   }
@@ -165,6 +187,7 @@ std::optional<core::TimePoint> ServerWorker::next_deadline() const {
     if (!deadline || t < *deadline) deadline = t;
   };
   if (accept_resume_) earliest(*accept_resume_);
+  earliest(next_check_);
   if (draining_) earliest(idle_closed_ ? drain_deadline_ : drain_idle_deadline_);
   return deadline;
 }
@@ -222,6 +245,11 @@ uint32_t ServerWorker::take_slot() {
 }
 
 void ServerWorker::open_connection(net::Fd fd) {
+  if (shared_.open_connections.fetch_add(1, std::memory_order_relaxed) >= shared_.max_connections) {
+    shared_.open_connections.fetch_sub(1, std::memory_order_relaxed);
+    refuse(std::move(fd));
+    return;
+  }
   net::set_nodelay(fd.get());
   const uint32_t slot = take_slot();
   Connection& c = *slots_[slot];
@@ -229,6 +257,7 @@ void ServerWorker::open_connection(net::Fd fd) {
     auto tls = net::TlsTransport::accept(std::move(fd), *shared_.options.tls);
     if (!tls) {  // OpenSSL out of memory: the socket closes, the slot stays free
       free_slots_.push_back(slot);
+      shared_.open_connections.fetch_sub(1, std::memory_order_relaxed);
       return;
     }
     c.transport = std::move(tls).value();
@@ -242,10 +271,11 @@ void ServerWorker::open_connection(net::Fd fd) {
   c.close_after_write = false;
   c.in_begin = c.in_end = 0;
   c.discard = 0;
-  c.parser.reset();
+  c.parser = http::RequestParser(shared_.options.max_header_bytes);
   c.out.clear();
   c.out_sent = 0;
   c.pending = Pending::kNone;
+  c.opened = c.last_activity = c.head_started = loop_now_;
   ++live_;
   if (!loop_.add(c.transport->fd(), kConnectionEvents, tag_of(slot, c.generation))) {
     close_connection(c);
@@ -257,7 +287,9 @@ void ServerWorker::open_connection(net::Fd fd) {
 void ServerWorker::close_connection(Connection& c) {
   if (c.state == ConnState::kFree) return;
   if (c.state == ConnState::kWaiting) add_in_flight(-1);  // its request is abandoned
+  if (c.transport) shared_.open_connections.fetch_sub(1, std::memory_order_relaxed);
   c.transport.reset();  // closing the socket also removes it from epoll (never dup'ed)
+  release_buffer(c);
   c.h2.reset();
   c.h2_handler.reset();
   // Its streams still waiting on timers go with it: nobody is left to answer.
@@ -284,11 +316,14 @@ void ServerWorker::start_closing(Connection& c) {
 }
 
 void ServerWorker::linger(Connection& c) {
+  acquire_buffer(c);
+  c.in_begin = c.in_end = 0;  // what is left is dropped
   for (int i = 0; i < 16; ++i) {
     const net::IoResult r = c.transport->recv_some({c.in.get(), kInBufferBytes});
     if (r.status == net::IoStatus::kDone) continue;
     if (r.status == net::IoStatus::kWouldBlock) {
       c.readable = false;
+      release_buffer(c);
       return;
     }
     close_connection(c);  // EOF: the client has read everything and closed; or an error
@@ -351,7 +386,11 @@ void ServerWorker::drive(Connection& c) {
     if (!preface_pending && serve_buffered(c) == Step::kProgress) continue;
     // The buffer holds no complete request: send what was answered, then read.
     if (c.out_sent < c.out.size() && !flush(c)) return;
-    if (!c.readable) return;
+    if (!c.readable) {
+      if (c.in_begin == c.in_end) release_buffer(c);  // idle: no buffer held
+      return;
+    }
+    acquire_buffer(c);
     if (c.in_begin == c.in_end) {
       c.in_begin = c.in_end = 0;
     } else if (c.in_begin > 0) {
@@ -366,6 +405,10 @@ void ServerWorker::drive(Connection& c) {
     }
     const net::IoResult r = c.transport->recv_some({c.in.get() + c.in_end, space});
     if (r.status == net::IoStatus::kDone) {
+      // A request's clock (header_timeout) starts with its first byte; a body being skipped
+      // keeps the clock of its head.
+      if (c.in_end == 0 && c.discard == 0 && r.bytes > 0) c.head_started = loop_now_;
+      c.last_activity = loop_now_;
       c.in_end += r.bytes;
       // A short read emptied the socket; with edge triggering, new bytes bring a new event. Not
       // so an EOF that came with the same edge: after a shutdown, read on until it shows.
@@ -375,6 +418,7 @@ void ServerWorker::drive(Connection& c) {
     }
     if (r.status == net::IoStatus::kWouldBlock) {
       c.readable = false;
+      if (c.in_begin == c.in_end) release_buffer(c);
       return;
     }
     close_connection(c);  // EOF between requests (or mid-head), or a reset
@@ -393,9 +437,11 @@ void ServerWorker::start_h2(Connection& c) {
   c.h2 = std::move(session).value();
   c.fresh = false;
   // What was read so far (the preface, perhaps requests) goes to the session.
-  const std::string_view got(c.in.get() + c.in_begin, c.in_end - c.in_begin);
-  c.in_begin = c.in_end = 0;
-  if (!got.empty() && !c.h2->receive(got)) close_connection(c);
+  const std::string_view got =
+      c.in ? std::string_view(c.in.get() + c.in_begin, c.in_end - c.in_begin) : std::string_view();
+  const bool ok = got.empty() || c.h2->receive(got).is_ok();
+  release_buffer(c);  // the session keeps what it needs; h2 reads into a transient buffer
+  if (!ok) close_connection(c);
 }
 
 void ServerWorker::drive_h2(Connection& c) {
@@ -412,9 +458,11 @@ void ServerWorker::drive_h2(Connection& c) {
       return;
     }
     if (!c.readable || c.peer_done) return;
+    acquire_buffer(c);
     const net::IoResult r = c.transport->recv_some({c.in.get(), kInBufferBytes});
     if (r.status == net::IoStatus::kWouldBlock) {
       c.readable = false;
+      release_buffer(c);
       return;
     }
     if (r.status == net::IoStatus::kClosed && !c.waiting_streams.empty()) {
@@ -428,8 +476,11 @@ void ServerWorker::drive_h2(Connection& c) {
       close_connection(c);  // EOF or a reset
       return;
     }
+    c.last_activity = loop_now_;
     if (r.bytes < kInBufferBytes && !c.peer_shut && !c.transport->buffered()) c.readable = false;
-    if (!c.h2->receive(std::string_view(c.in.get(), r.bytes))) {
+    const bool ok = c.h2->receive(std::string_view(c.in.get(), r.bytes)).is_ok();
+    release_buffer(c);
+    if (!ok) {
       close_connection(c);  // the client broke HTTP/2 framing
       return;
     }
@@ -460,7 +511,7 @@ void ServerWorker::on_h2_request(uint32_t slot, int32_t stream_id, std::string_v
   });
   if (path.size() > http::kMaxRequestLineBytes) {
     respond_fixed(stream, uri_too_long_, ConnectionMode::kKeepAlive, false);
-  } else if (field_bytes > http::kMaxHeaderSectionBytes) {
+  } else if (field_bytes > shared_.options.max_header_bytes) {
     respond_fixed(stream, fields_too_large_, ConnectionMode::kKeepAlive, false);
   } else if (bad_byte || path.empty()) {
     respond_fixed(stream, bad_request_, ConnectionMode::kKeepAlive, false);
@@ -505,6 +556,7 @@ bool ServerWorker::flush(Connection& c) {
     const net::IoResult r = c.transport->send_some(std::string_view(c.out).substr(c.out_sent));
     if (r.status == net::IoStatus::kDone) {
       c.out_sent += r.bytes;
+      c.last_activity = loop_now_;
       continue;
     }
     if (r.status != net::IoStatus::kWouldBlock) close_connection(c);
@@ -527,6 +579,7 @@ ServerWorker::Step ServerWorker::serve_buffered(Connection& c) {
       if (c.discard > 0) return Step::kNeedBytes;
     }
     if (c.out.size() >= kOutFlushBytes) return Step::kProgress;
+    if (!c.in) return Step::kNeedBytes;  // nothing read yet
     const std::string_view bytes(c.in.get() + c.in_begin, c.in_end - c.in_begin);
     const http::ParseOutcome outcome = c.parser.parse(bytes);
     if (outcome == http::ParseOutcome::kNeedMore) return Step::kNeedBytes;
@@ -543,6 +596,13 @@ ServerWorker::Step ServerWorker::serve_buffered(Connection& c) {
       return Step::kProgress;
     }
     const http::RequestHead& head = c.parser.head();
+    if (head.content_length > shared_.options.max_body_bytes) {
+      c.route = Route::kNone;
+      c.started = Clock::now();
+      c.timed = true;
+      respond_fixed(c, request_too_large_, ConnectionMode::kClose, false);
+      return Step::kProgress;
+    }
     std::string_view body;
     if (head.method == "POST" && route_of(split_target(head.target).path) == Route::kEvents &&
         head.content_length > 0 && head.content_length <= kMaxEventBody) {
@@ -613,11 +673,15 @@ void ServerWorker::handle(Connection& c, const http::RequestHead& head, std::str
         respond_fixed(c, fast_, mode, is_head);
         break;
       case Route::kHealth: {
-        uint64_t total = 0;
+        uint64_t total = 0, refused = 0, header_timeouts = 0, idle_closed = 0;
         int64_t in_flight = 0;
         for (size_t i = 0; i < static_cast<size_t>(shared_.workers); ++i) {
-          total += shared_.counters[i].total_requests.load(std::memory_order_relaxed);
-          in_flight += shared_.counters[i].in_flight.load(std::memory_order_relaxed);
+          const WorkerCounters& w = shared_.counters[i];
+          total += w.total_requests.load(std::memory_order_relaxed);
+          in_flight += w.in_flight.load(std::memory_order_relaxed);
+          refused += w.refused.load(std::memory_order_relaxed);
+          header_timeouts += w.header_timeouts.load(std::memory_order_relaxed);
+          idle_closed += w.idle_closed.load(std::memory_order_relaxed);
         }
         const auto uptime =
             std::chrono::duration_cast<std::chrono::seconds>(Clock::now() - shared_.started);
@@ -626,6 +690,11 @@ void ServerWorker::handle(Connection& c, const http::RequestHead& head, std::str
             std::back_inserter(body_),
             R"({{"status":"ok","instance":{},"uptimeSec":{},"inFlight":{},"totalRequests":{})",
             instance_json_, uptime.count(), in_flight, total);
+        fmt::format_to(
+            std::back_inserter(body_),
+            R"(,"connections":{{"open":{},"refused":{},"headerTimeouts":{},"idleClosed":{}}})",
+            shared_.open_connections.load(std::memory_order_relaxed), refused, header_timeouts,
+            idle_closed);
         if (shared_.service != nullptr) shared_.service->append_health(body_);
         body_.push_back('}');
         respond(c, 200, mode, is_head);
@@ -795,10 +864,87 @@ void ServerWorker::force_close_all() {
   }
 }
 
+void ServerWorker::refuse(net::Fd fd) {
+  bump(counters_.refused);
+  if (shared_.options.tls) return;  // a 503 in clear text means nothing to a TLS client: close
+  net::TcpTransport t(std::move(fd));
+  // A request that came with the connection is read first, so that the close sends a FIN after
+  // the 503 rather than a reset that could destroy it; one sent later may meet the reset.
+  std::array<char, 4096> scratch{};
+  (void)t.recv_some(scratch);
+  (void)t.send_some(too_many_connections_);
+}
+
+void ServerWorker::check_limits() {
+  const ServerOptions& o = shared_.options;
+  const core::TimePoint now = loop_now_;
+  // By index: answering may take a stream slot and grow slots_.
+  for (size_t i = 0, n = slots_.size(); i < n; ++i) {
+    Connection& c = *slots_[i];
+    if (c.state == ConnState::kFree || c.parent != kNoParent) continue;
+    if (c.state == ConnState::kHandshake) {
+      if (now - c.opened >= o.header_timeout) close_connection(c);  // no request to answer yet
+      continue;
+    }
+    // Waiting on the server's own work, or lingering on a timer of its own: not the client's.
+    if (c.state != ConnState::kActive) continue;
+    if (c.h2) {
+      if (c.h2->open_streams() == 0 && c.waiting_streams.empty() &&
+          now - c.last_activity >= o.idle_timeout) {
+        bump(counters_.idle_closed);
+        const uint32_t generation = c.generation;
+        c.h2->goaway();  // RFC 9113 section 9.1: say so before closing an idle connection
+        drive(c);
+        if (c.generation == generation) close_connection(c);
+      }
+      continue;
+    }
+    const bool writing = c.out_sent < c.out.size();
+    const bool mid_request = c.in_end > c.in_begin || c.discard > 0;
+    if (!writing && mid_request) {
+      if (now - c.head_started < o.header_timeout) continue;
+      bump(counters_.header_timeouts);
+      c.in_begin = c.in_end = 0;
+      c.discard = 0;
+      c.parser.reset();
+      c.route = Route::kNone;  // counted in /metrics as route "other"
+      c.started = Clock::now();
+      c.timed = true;
+      respond_fixed(c, request_timeout_, ConnectionMode::kClose, false);
+      drive(c);
+    } else if (now - c.last_activity >= o.idle_timeout) {
+      bump(counters_.idle_closed);  // idle, or a client that reads none of its responses
+      close_connection(c);
+    }
+  }
+}
+
+void ServerWorker::acquire_buffer(Connection& c) {
+  if (c.in) return;
+  if (spare_buffers_.empty()) {
+    c.in = std::make_unique_for_overwrite<char[]>(kInBufferBytes);
+  } else {
+    c.in = std::move(spare_buffers_.back());
+    spare_buffers_.pop_back();
+  }
+  c.in_begin = c.in_end = 0;
+}
+
+void ServerWorker::release_buffer(Connection& c) {
+  if (!c.in) return;
+  if (spare_buffers_.size() < kMaxSpareBuffers) spare_buffers_.push_back(std::move(c.in));
+  c.in.reset();
+  c.in_begin = c.in_end = 0;
+}
+
 void ServerWorker::count_request() {
   // Single writer: a plain load and store, no locked read-modify-write.
   counters_.total_requests.store(counters_.total_requests.load(std::memory_order_relaxed) + 1,
                                  std::memory_order_relaxed);
+}
+
+void ServerWorker::bump(std::atomic<uint64_t>& counter) {
+  counter.store(counter.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
 }
 
 void ServerWorker::add_in_flight(int64_t delta) {

@@ -36,8 +36,11 @@ namespace knee::lab {
 
 // One worker's counters, on a cache line of their own.
 struct alignas(64) WorkerCounters {
-  std::atomic<uint64_t> total_requests{0};  // requests parsed and routed since start
-  std::atomic<int64_t> in_flight{0};        // routed requests whose response is not yet queued
+  std::atomic<uint64_t> total_requests{0};   // requests parsed and routed since start
+  std::atomic<int64_t> in_flight{0};         // routed requests whose response is not yet queued
+  std::atomic<uint64_t> refused{0};          // connections over max_connections, answered 503
+  std::atomic<uint64_t> header_timeouts{0};  // requests answered 408 (header_timeout)
+  std::atomic<uint64_t> idle_closed{0};      // connections closed by idle_timeout
 };
 
 // What the workers share: written before the threads start, except `stop` and the counters.
@@ -49,6 +52,10 @@ struct ServerShared {
   std::unique_ptr<WorkerMetrics[]> metrics;    // /metrics' figures, one per worker likewise
   int workers = 0;
   ShipmentService* service = nullptr;  // owned by LabServer; null without --state
+  int max_connections = 0;             // options.max_connections, or the one derived from ulimit
+  // Socket connections open over all workers (HTTP/2 streams are not connections), for the
+  // limit: each worker counts its accepts up and its closes down.
+  mutable std::atomic<int64_t> open_connections{0};
 };
 
 struct Connection;
@@ -110,10 +117,21 @@ class ServerWorker {
   void respond(Connection& c, int status, ConnectionMode mode, bool head_only);
   ConnectionMode mode_for(bool keep_alive, int minor_version) const;
   void on_timer(net::EventTag ref);
+  // Over max_connections: answers 503 on the accepted socket and closes it.
+  void refuse(net::Fd fd);
+  // Closes connections past header_timeout (408 first when a head had begun) or idle_timeout;
+  // runs every limit_check_period().
+  void check_limits();
+  // The connection's read buffer: from the worker's spares, or a new one.
+  void acquire_buffer(Connection& c);
+  // Gives an emptied buffer back to the spares (at most kMaxSpareBuffers are kept).
+  void release_buffer(Connection& c);
   void begin_drain();
   void close_idle();
   void force_close_all();
   void count_request();
+  // Adds one to a counter of this worker (single writer: a load and a store, no locked RMW).
+  static void bump(std::atomic<uint64_t>& counter);
   void add_in_flight(int64_t delta);
   uint32_t take_slot();
   // HTTP/2 (h2 by ALPN, or h2c when a connection opens with the client preface): the
@@ -142,6 +160,10 @@ class ServerWorker {
   std::vector<uint32_t> free_slots_;
   size_t live_ = 0;  // connections not free
   net::TimerHeap<net::EventTag> timers_;
+  core::TimePoint loop_now_{};    // Clock::now() when the loop's last wait returned
+  core::TimePoint next_check_{};  // check_limits() is due then
+  core::Nanos check_period_{};    // limit_check_period(options)
+  std::vector<std::unique_ptr<char[]>> spare_buffers_;
   bool draining_ = false;
   core::TimePoint drain_deadline_{};
   core::TimePoint drain_idle_deadline_{};  // idle connections close then (drain_idle)
@@ -163,6 +185,9 @@ class ServerWorker {
   FixedResponse no_service_;
   FixedResponse events_method_;
   FixedResponse body_too_large_;
+  FixedResponse request_timeout_;     // 408
+  FixedResponse request_too_large_;   // 413 over max_body_bytes
+  std::string too_many_connections_;  // 503, whole, for refuse()
   FixedResponse h2_post_;
 };
 
