@@ -15,7 +15,7 @@ out=${2:-$(mktemp -d /tmp/knee-fuzz.XXXXXX)}
 shift $(( $# < 2 ? $# : 2 ))
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-  targets=(response_parser request_parser url lab_request hlog document h2 tls)
+  targets=(response_parser request_parser url lab_request lab_connection hlog document h2 tls)
 fi
 bin=$root/build/fuzz
 for t in "${targets[@]}"; do
@@ -31,8 +31,8 @@ run_one() {
     -artifact_prefix="$dir/" "$dir/corpus" "$root/tests/fuzz/corpus/$t" > "$dir/log" 2>&1 || rc=$?
   local secs=$(( SECONDS - start ))
   local done_runs cov found
-  done_runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$dir/log" | tail -1)
-  cov=$(grep -o 'cov: [0-9]*' "$dir/log" | tail -1 | cut -d' ' -f2)
+  done_runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$dir/log" | tail -1) || true
+  cov=$(grep -o 'cov: [0-9]*' "$dir/log" | tail -1 | cut -d' ' -f2) || true
   found=$(find "$dir" -maxdepth 1 \( -name 'crash-*' -o -name 'timeout-*' -o -name 'oom-*' -o -name 'leak-*' \) | wc -l)
   printf '%-16s %12s runs %7s s %9s exec/s  cov %6s  findings %s (exit %s)\n' "$t" "${done_runs:-?}" \
     "$secs" "$(( ${done_runs:-0} / (secs > 0 ? secs : 1) ))" "${cov:-?}" "$found" "$rc"

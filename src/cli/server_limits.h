@@ -15,7 +15,8 @@ struct ServerLimitFlags {
   // Declares --header-timeout, --idle-timeout, --max-connections, --max-header-bytes and
   // --max-body-bytes on `app`, with the options' defaults.
   void add_to(CLI::App& app);
-  // Parses the durations and sizes into `options`. Errors: kInvalidArgument naming the flag.
+  // Parses the durations into `options` and copies the sizes. Errors: kInvalidArgument naming the
+  // flag, for a duration that does not parse (the ranges are LabServer::start's to check).
   core::Status apply(lab::ServerOptions& options) const;
   // The flag of a ServerOptions field the server refused ("max_connections" ->
   // "--max-connections"); flag_of() for the others.

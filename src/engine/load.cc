@@ -261,19 +261,6 @@ Status check_placeholders(std::string_view target, std::string_view field) {
 
 namespace {
 
-// Lets a run open as many sockets as the hard limit allows (the soft limit is often 1024).
-void raise_fd_limit() {
-  rlimit r{};
-  if (getrlimit(RLIMIT_NOFILE, &r) == 0 && r.rlim_cur < r.rlim_max) {
-    r.rlim_cur = r.rlim_max;
-    setrlimit(RLIMIT_NOFILE, &r);
-  }
-}
-
-}  // namespace
-
-namespace {
-
 // --h2c's pre-flight: the connection preface and an empty SETTINGS frame (RFC 9113 §3.4), and
 // the server's first frame must be its SETTINGS. An HTTP/1.1 server answers with a status line
 // (often 400 or 505) or closes: one clear error instead of a run of failed connections.
@@ -374,7 +361,7 @@ Result<core::RunResult> run_load(const LoadOptions& options, const RunControl& c
   const double start_epoch_s =
       std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 
-  raise_fd_limit();
+  net::raise_open_file_limit();  // as many sockets as the hard limit allows
   std::vector<std::unique_ptr<LoadWorker>> workers;
   // Live figures, one slot per worker, only when someone displays them.
   std::vector<std::unique_ptr<WorkerLive>> lives;

@@ -1,5 +1,6 @@
 #include "http/request_parser.h"
 
+#include <algorithm>
 #include <array>
 #include <cassert>
 #include <cstring>
@@ -34,6 +35,19 @@ bool is_target_char(char c) {
 }
 
 // field-vchar or SP/HTAB (RFC 9110 §5.5): anything but CTLs (HTAB allowed) and DEL.
+// Where a bare CR in buf[from, to) shows: the index of the byte after the first CR there that is
+// not LF (the CR's successor must be in buf); npos when there is none. RFC 9112 §2.2.
+size_t bare_cr_seen_at(std::string_view buf, size_t from, size_t to) {
+  while (from < to) {
+    const void* cr = std::memchr(buf.data() + from, '\r', to - from);
+    if (cr == nullptr) return std::string_view::npos;
+    const size_t i = static_cast<size_t>(static_cast<const char*>(cr) - buf.data());
+    if (i + 1 < buf.size() && buf[i + 1] != '\n') return i + 1;
+    from = i + 1;
+  }
+  return std::string_view::npos;
+}
+
 bool is_field_value_char(char c) {
   auto u = static_cast<unsigned char>(c);
   return u == '\t' || (u >= 0x20 && u != 0x7f);
@@ -163,9 +177,17 @@ ParseOutcome RequestParser::parse(std::string_view buf) {
         pos_ < buf.size() ? std::memchr(buf.data() + pos_, '\n', buf.size() - pos_) : nullptr;
     if (hit == nullptr) {
       // No LF in [pos_, end): a CR with a byte after it is bare (RFC 9112 §2.2 lets a server
-      // reject it). Refused now rather than after 8 KiB that may never come.
-      if (pos_ + 1 < buf.size() &&
-          std::memchr(buf.data() + pos_, '\r', buf.size() - pos_ - 1) != nullptr) {
+      // reject it). Refused now rather than after 8 KiB that may never come; but a limit the
+      // bytes crossed before the bare CR showed comes first, so that how the bytes were split
+      // never changes the answer (431 or 414, else 400).
+      const size_t bare_cr = bare_cr_seen_at(buf, pos_, buf.size());
+      if (request_line_end_ != kNone) {
+        const size_t too_large = fields_start_ + max_header_bytes_;  // its arrival: 431
+        if (too_large < buf.size() && too_large <= bare_cr) {
+          return fail(ParseOutcome::kHeaderFieldsTooLarge, "header section too large");
+        }
+      }
+      if (bare_cr != std::string_view::npos && request_line_end_ != kNone) {
         return fail(ParseOutcome::kBadRequest, "bare CR");
       }
       pos_ = buf.back() == '\r' ? buf.size() - 1 : buf.size();  // a final CR is checked again
@@ -182,22 +204,39 @@ ParseOutcome RequestParser::parse(std::string_view buf) {
             ++method_checked_;
           }
         }
-        size_t line_bytes = buf.size() - head_start_;
-        if (buf.back() == '\r') --line_bytes;  // the CR of a CRLF whose LF is still to come
-        if (line_bytes > kMaxRequestLineBytes) {
+        const size_t too_long = request_line_too_long_at(buf);
+        if (too_long < buf.size() && too_long <= bare_cr) {
           return fail(ParseOutcome::kUriTooLong, "request line too long");
         }
-      } else if (buf.size() - fields_start_ > max_header_bytes_) {
-        return fail(ParseOutcome::kHeaderFieldsTooLarge, "header section too large");
+        if (bare_cr != std::string_view::npos) return fail(ParseOutcome::kBadRequest, "bare CR");
       }
       return ParseOutcome::kNeedMore;
     }
 
     size_t lf = static_cast<size_t>(static_cast<const char*>(hit) - buf.data());
     size_t line_end = (lf > line_start_ && buf[lf - 1] == '\r') ? lf - 1 : lf;
-    if (std::memchr(buf.data() + line_start_, '\r', line_end - line_start_) != nullptr) {
-      return fail(ParseOutcome::kBadRequest, "bare CR");  // as above, however the bytes came
+    // As above, however the bytes came: the limit first if the line crossed it before its bare
+    // CR showed.
+    const size_t bare_cr = bare_cr_seen_at(buf, line_start_, line_end);
+    if (request_line_end_ != kNone) {
+      const size_t too_large = fields_start_ + max_header_bytes_;
+      if (too_large <= lf && too_large <= bare_cr) {
+        return fail(ParseOutcome::kHeaderFieldsTooLarge, "header section too large");
+      }
+    } else if (bare_cr != std::string_view::npos) {
+      // The early check's order: the method's characters, then the length against the CR.
+      const std::string_view line = buf.substr(head_start_, line_end - head_start_);
+      if (!std::all_of(
+              line.begin(),
+              line.begin() + static_cast<std::ptrdiff_t>(std::min(line.find(' '), line.size())),
+              is_tchar)) {
+        return fail(ParseOutcome::kBadRequest, "bad method");
+      }
+      if (request_line_too_long_at(buf) <= bare_cr) {
+        return fail(ParseOutcome::kUriTooLong, "request line too long");
+      }
     }
+    if (bare_cr != std::string_view::npos) return fail(ParseOutcome::kBadRequest, "bare CR");
     pos_ = lf + 1;
     if (request_line_end_ == kNone) {
       ParseOutcome checked = check_request_line(buf.substr(head_start_, line_end - head_start_));
@@ -212,6 +251,17 @@ ParseOutcome RequestParser::parse(std::string_view buf) {
     if (line_end == line_start_) return finish(buf, line_start_, pos_);
     line_start_ = pos_;
   }
+}
+
+// The index of the byte whose arrival makes the request line longer than kMaxRequestLineBytes
+// (a CR in that place counts only once the byte after it is not LF); npos while buf is too short
+// to say.
+size_t RequestParser::request_line_too_long_at(std::string_view buf) const {
+  const size_t at = head_start_ + kMaxRequestLineBytes;
+  if (at >= buf.size()) return std::string_view::npos;
+  if (buf[at] != '\r') return at;
+  if (at + 1 >= buf.size() || buf[at + 1] == '\n') return std::string_view::npos;
+  return at + 1;
 }
 
 // Checks a complete request line in the order the early check applies while it is incomplete

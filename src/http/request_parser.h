@@ -108,6 +108,7 @@ class RequestParser {
  private:
   ParseOutcome fail(ParseOutcome outcome, std::string_view why);
   ParseOutcome check_request_line(std::string_view line);
+  size_t request_line_too_long_at(std::string_view buf) const;
   ParseOutcome finish(std::string_view buffer, size_t fields_end, size_t head_end);
 
   static constexpr size_t kNone = static_cast<size_t>(-1);

@@ -53,9 +53,10 @@ struct Connection {
   bool readable = false;           // edge-triggered: bytes may be waiting in the socket
   bool peer_shut = false;          // EPOLLRDHUP/HUP seen: an EOF is waiting behind any bytes
   bool close_after_write = false;  // the queued output ends with a "Connection: close" response
-  // kInBufferBytes while bytes are being read or wait in it, else null: an idle connection gives
-  // its buffer back to the worker (ServerWorker::release_buffer), so that 10,000 idle ones do not
-  // hold 320 MB. Bytes [in_begin, in_end) are not yet consumed.
+  // kInBufferBytes while bytes are being read or wait in it (also while a request waits on a
+  // timer with pipelined bytes behind it), else null: a connection with nothing buffered gives
+  // its buffer back to the worker (ServerWorker::release_buffer), so that 10,000 idle ones do
+  // not hold a touched 32 KiB each. Bytes [in_begin, in_end) are not yet consumed.
   std::unique_ptr<char[]> in;
   size_t in_begin = 0;
   size_t in_end = 0;

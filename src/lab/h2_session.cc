@@ -38,7 +38,8 @@ struct H2ServerSession::Callbacks {
 
   static int on_begin_headers(nghttp2_session*, const nghttp2_frame* frame, void* user_data) {
     if (frame->hd.type == NGHTTP2_HEADERS && frame->headers.cat == NGHTTP2_HCAT_REQUEST) {
-      self(user_data).streams_[frame->hd.stream_id];
+      H2ServerSession& s = self(user_data);
+      s.streams_[frame->hd.stream_id].begun = s.now_;
     }
     return 0;
   }
@@ -65,6 +66,7 @@ struct H2ServerSession::Callbacks {
     H2ServerSession& s = self(user_data);
     auto it = s.streams_.find(frame->hd.stream_id);
     if (it == s.streams_.end()) return 0;
+    it->second.complete = true;
     // Copies: the handler may answer at once, which may close the stream and erase it.
     const std::string method = it->second.method;
     const std::string path = it->second.path;
@@ -118,7 +120,8 @@ Result<std::unique_ptr<H2ServerSession>> H2ServerSession::create(Handler& handle
 
 H2ServerSession::~H2ServerSession() { nghttp2_session_del(session_); }
 
-Status H2ServerSession::receive(std::string_view bytes) {
+Status H2ServerSession::receive(std::string_view bytes, core::TimePoint now) {
+  now_ = now;
   const ssize_t n = nghttp2_session_mem_recv(
       session_, reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
   if (n < 0) {
@@ -181,6 +184,14 @@ void H2ServerSession::goaway() {
   nghttp2_submit_goaway(session_, NGHTTP2_FLAG_NONE,
                         nghttp2_session_get_last_proc_stream_id(session_), NGHTTP2_NO_ERROR,
                         nullptr, 0);
+}
+
+std::optional<core::TimePoint> H2ServerSession::oldest_incomplete() const {
+  std::optional<core::TimePoint> oldest;
+  for (const auto& [id, stream] : streams_) {
+    if (!stream.complete && (!oldest || stream.begun < *oldest)) oldest = stream.begun;
+  }
+  return oldest;
 }
 
 size_t H2ServerSession::open_streams() const { return streams_.size(); }

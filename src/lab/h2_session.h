@@ -13,9 +13,11 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
+#include "core/clock.h"
 #include "core/status.h"
 
 struct nghttp2_session;
@@ -49,7 +51,9 @@ class H2ServerSession {
   H2ServerSession& operator=(const H2ServerSession&) = delete;
 
   // Errors: kIoError with nghttp2's reason when the client broke the protocol.
-  core::Status receive(std::string_view bytes);
+  // `now`: when the bytes were read; the streams they begin are stamped with it, for
+  // oldest_incomplete().
+  core::Status receive(std::string_view bytes, core::TimePoint now = {});
   core::Status pull(std::string& out);
   // Answers `stream_id` with `http1`, a whole HTTP/1.1 response as the lab writes it
   // (response.h); `head_only` for HEAD (no DATA). A stream the client has closed meanwhile is
@@ -59,6 +63,10 @@ class H2ServerSession {
   void goaway();
   // Streams begun and not yet closed.
   size_t open_streams() const;
+  // When the oldest stream whose request is not complete yet (HEADERS without END_STREAM, or its
+  // DATA still coming) began, by receive()'s `now`; nullopt when every open stream's request is
+  // complete. For the lab server's header_timeout.
+  std::optional<core::TimePoint> oldest_incomplete() const;
   // Nothing left to read or write.
   bool finished() const;
 
@@ -66,7 +74,9 @@ class H2ServerSession {
   struct Stream {
     std::string method, path;
     size_t field_bytes = 0;
-    std::string body;  // the response body being sent
+    core::TimePoint begun{};  // receive()'s `now` when its HEADERS began
+    bool complete = false;    // END_STREAM received: the request reached the Handler
+    std::string body;         // the response body being sent
     size_t body_sent = 0;
   };
   struct Callbacks;
@@ -75,6 +85,7 @@ class H2ServerSession {
   Handler& handler_;
   nghttp2_session* session_ = nullptr;
   std::map<int32_t, Stream> streams_;
+  core::TimePoint now_{};  // receive()'s `now`, during the call
 };
 
 }  // namespace knee::lab

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 #include <pthread.h>
 #include <signal.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -68,19 +67,12 @@ Status validate(const ServerOptions& o) {
   return Status::ok();
 }
 
-// Raises the soft open-file limit to the hard one (as Go's runtime and nginx's
-// worker_rlimit_nofile do: the soft default of 1024 is far below what a server under load
-// needs) and derives or checks max_connections against it.
+// Raises the soft open-file limit to the hard one (net::raise_open_file_limit) and derives or
+// checks max_connections against it.
 // Errors (invalid field "max_connections"): more connections than the limit leaves, naming
 // `ulimit -n`.
 Result<int> connection_limit(int asked) {
-  rlimit limit{};
-  if (::getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < limit.rlim_max) {
-    limit.rlim_cur = limit.rlim_max;
-    (void)::setrlimit(RLIMIT_NOFILE, &limit);
-    (void)::getrlimit(RLIMIT_NOFILE, &limit);
-  }
-  const auto files = static_cast<int64_t>(std::min<rlim_t>(limit.rlim_cur, 1 << 30));
+  const int64_t files = net::raise_open_file_limit();
   const int64_t room = std::max<int64_t>(1, files - kReservedFds);
   if (asked == 0) return static_cast<int>(room);
   if (asked > room) {

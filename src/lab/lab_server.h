@@ -92,19 +92,22 @@ struct ServerOptions {
   core::Nanos drain_idle = std::chrono::milliseconds(500);
   // Limits against slow and abusive clients, checked every limit_check_period() (nginx's
   // client_header_timeout, keepalive_timeout, worker_connections, large_client_header_buffers and
-  // client_max_body_size do the same jobs). A request's head, and an /events body, must arrive
-  // within header_timeout of its first byte, else 408 and close; a TLS handshake within it too,
-  // else close. > 0.
+  // client_max_body_size do the same jobs). A request's head and body must arrive within
+  // header_timeout of its first byte, else 408 and close (a body being skipped after its answer:
+  // close only); so must an HTTP/2 stream's request (else GOAWAY and close) and a TLS handshake
+  // (else close). > 0.
   core::Nanos header_timeout = std::chrono::seconds(10);
   // A connection with no request under way closes after idle_timeout without a byte read; so does
   // one whose client reads none of its responses for that long. Longer than nginx's upstream
   // keepalive_timeout (60 s), so that a balancer in front closes its idle connections first,
   // never meeting the keep-alive race (RFC 9112 section 9.6). > 0.
   core::Nanos idle_timeout = std::chrono::seconds(75);
-  // Connections open at once over all threads; one more is answered 503 and closed (counted in
-  // /health). 0: the open-file limit (raised to its hard limit at start) less kReservedFds.
+  // Connections open at once over all threads; one more is answered 503 (over TLS: closed) and
+  // closed, counted in /health. 0: the open-file limit (raised to its hard limit at start) less
+  // kReservedFds.
   int max_connections = 0;
   // Longest header section in bytes (field lines and the empty line); longer gets 431 and close.
+  // HTTP/2: the fields as HPACK counts them (name + value + 32 each, RFC 9113 section 6.5.2).
   // 256 to http::kMaxHeaderSectionLimit.
   size_t max_header_bytes = http::kMaxHeaderSectionBytes;
   // Longest request body in bytes (Content-Length); longer gets 413 and close. /events reads at

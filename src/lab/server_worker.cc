@@ -127,10 +127,8 @@ ServerWorker::ServerWorker(const ServerShared& shared, int index, net::EventLoop
       FixedResponse::make(413, kJson,
                           fmt::format(R"({{"error":"a request body has at most {} bytes here"}})",
                                       shared.options.max_body_bytes));
-  std::string refusal;
-  FixedResponse::make(503, kJson, R"({"error":"too many connections; try again later"})")
-      .append_to(refusal, date_.value(), ConnectionMode::kClose, false);
-  too_many_connections_ = std::move(refusal);
+  too_many_connections_ =
+      FixedResponse::make(503, kJson, R"({"error":"too many connections; try again later"})");
   h2_post_ = FixedResponse::make(
       501, kJson,
       R"({"error":"POST over HTTP/2 is not supported by the lab server; use HTTP/1.1"})");
@@ -439,7 +437,7 @@ void ServerWorker::start_h2(Connection& c) {
   // What was read so far (the preface, perhaps requests) goes to the session.
   const std::string_view got =
       c.in ? std::string_view(c.in.get() + c.in_begin, c.in_end - c.in_begin) : std::string_view();
-  const bool ok = got.empty() || c.h2->receive(got).is_ok();
+  const bool ok = got.empty() || c.h2->receive(got, loop_now_).is_ok();
   release_buffer(c);  // the session keeps what it needs; h2 reads into a transient buffer
   if (!ok) close_connection(c);
 }
@@ -478,7 +476,7 @@ void ServerWorker::drive_h2(Connection& c) {
     }
     c.last_activity = loop_now_;
     if (r.bytes < kInBufferBytes && !c.peer_shut && !c.transport->buffered()) c.readable = false;
-    const bool ok = c.h2->receive(std::string_view(c.in.get(), r.bytes)).is_ok();
+    const bool ok = c.h2->receive(std::string_view(c.in.get(), r.bytes), loop_now_).is_ok();
     release_buffer(c);
     if (!ok) {
       close_connection(c);  // the client broke HTTP/2 framing
@@ -577,6 +575,7 @@ ServerWorker::Step ServerWorker::serve_buffered(Connection& c) {
       c.in_begin += static_cast<size_t>(take);
       c.discard -= take;
       if (c.discard > 0) return Step::kNeedBytes;
+      c.head_started = loop_now_;  // the body is in: the next request's clock starts
     }
     if (c.out.size() >= kOutFlushBytes) return Step::kProgress;
     if (!c.in) return Step::kNeedBytes;  // nothing read yet
@@ -589,18 +588,12 @@ ServerWorker::Step ServerWorker::serve_buffered(Connection& c) {
       if (outcome == http::ParseOutcome::kHeaderFieldsTooLarge) r = &fields_too_large_;
       if (outcome == http::ParseOutcome::kNotImplemented) r = &not_implemented_;
       if (outcome == http::ParseOutcome::kVersionNotSupported) r = &version_not_supported_;
-      c.route = Route::kNone;  // counted in /metrics as route "other"
-      c.started = Clock::now();
-      c.timed = true;
-      respond_fixed(c, *r, ConnectionMode::kClose, false);
+      reject(c, *r);
       return Step::kProgress;
     }
     const http::RequestHead& head = c.parser.head();
     if (head.content_length > shared_.options.max_body_bytes) {
-      c.route = Route::kNone;
-      c.started = Clock::now();
-      c.timed = true;
-      respond_fixed(c, request_too_large_, ConnectionMode::kClose, false);
+      reject(c, request_too_large_);
       return Step::kProgress;
     }
     std::string_view body;
@@ -624,6 +617,7 @@ ServerWorker::Step ServerWorker::serve_buffered(Connection& c) {
     c.in_begin += head.head_bytes + static_cast<size_t>(body_here);
     c.discard = head.content_length - body_here;
     c.parser.reset();
+    c.head_started = loop_now_;  // the next request's clock (or its body's) starts now
     if (c.state == ConnState::kWaiting || c.close_after_write) return Step::kProgress;
   }
 }
@@ -654,7 +648,7 @@ void ServerWorker::handle(Connection& c, const http::RequestHead& head, std::str
 
   if (shared_.options.extra_cpu.count() > 0 && route != Route::kHealth &&
       route != Route::kMetrics) {
-    burn_thread_cpu(shared_.options.extra_cpu);  // --extra-cpu: this replica is the slow one
+    burn(shared_.options.extra_cpu);  // --extra-cpu: this replica is the slow one
   }
   if (route == Route::kNone) {
     respond_fixed(c, not_found_, mode, is_head);
@@ -721,7 +715,7 @@ void ServerWorker::handle(Connection& c, const http::RequestHead& head, std::str
           wait_then_finish(Pending::kSlowAsync, *ms, ms_to_nanos(*ms));
           break;
         }
-        burn_thread_cpu(ms_to_nanos(*ms));  // blocks this loop: the point of /slow-sync
+        burn(ms_to_nanos(*ms));  // blocks this loop: the point of /slow-sync
         body_.clear();
         fmt::format_to(std::back_inserter(body_),
                        R"({{"ok":true,"mode":"sync-blocking","ms":{},"instance":{}}})", *ms,
@@ -768,7 +762,7 @@ void ServerWorker::finish_pending(Connection& c) {
   const ConnectionMode mode = mode_for(c.pending_keep_alive, c.pending_minor);
   body_.clear();
   if (c.pending == Pending::kTracking) {
-    burn_thread_cpu(shared_.options.cpu);
+    burn(shared_.options.cpu);
     body_.append(R"({"no":)");
     append_json_string(body_, c.pending_id);
     body_.append(R"(,"state":"at transit hub","zone":"35","step":4})");
@@ -872,7 +866,9 @@ void ServerWorker::refuse(net::Fd fd) {
   // the 503 rather than a reset that could destroy it; one sent later may meet the reset.
   std::array<char, 4096> scratch{};
   (void)t.recv_some(scratch);
-  (void)t.send_some(too_many_connections_);
+  body_.clear();
+  too_many_connections_.append_to(body_, date_.value(), ConnectionMode::kClose, false);
+  (void)t.send_some(body_);
 }
 
 void ServerWorker::check_limits() {
@@ -889,11 +885,16 @@ void ServerWorker::check_limits() {
     // Waiting on the server's own work, or lingering on a timer of its own: not the client's.
     if (c.state != ConnState::kActive) continue;
     if (c.h2) {
-      if (c.h2->open_streams() == 0 && c.waiting_streams.empty() &&
-          now - c.last_activity >= o.idle_timeout) {
-        bump(counters_.idle_closed);
+      // A stream whose request is not complete is the client's, as an HTTP/1.1 head is; streams
+      // answered but not yet written wait on the client's reading, as a blocked flush does.
+      const std::optional<core::TimePoint> oldest = c.h2->oldest_incomplete();
+      const bool late = oldest && now - *oldest >= o.header_timeout;
+      const bool idle =
+          !oldest && c.waiting_streams.empty() && now - c.last_activity >= o.idle_timeout;
+      if (late || idle) {
+        bump(late ? counters_.header_timeouts : counters_.idle_closed);
         const uint32_t generation = c.generation;
-        c.h2->goaway();  // RFC 9113 section 9.1: say so before closing an idle connection
+        c.h2->goaway();  // RFC 9113 section 9.1: say so before closing the connection
         drive(c);
         if (c.generation == generation) close_connection(c);
       }
@@ -904,13 +905,13 @@ void ServerWorker::check_limits() {
     if (!writing && mid_request) {
       if (now - c.head_started < o.header_timeout) continue;
       bump(counters_.header_timeouts);
+      if (c.discard > 0) {  // a body being skipped: its request was answered; no 408 after that
+        close_connection(c);
+        continue;
+      }
       c.in_begin = c.in_end = 0;
-      c.discard = 0;
       c.parser.reset();
-      c.route = Route::kNone;  // counted in /metrics as route "other"
-      c.started = Clock::now();
-      c.timed = true;
-      respond_fixed(c, request_timeout_, ConnectionMode::kClose, false);
+      reject(c, request_timeout_);
       drive(c);
     } else if (now - c.last_activity >= o.idle_timeout) {
       bump(counters_.idle_closed);  // idle, or a client that reads none of its responses
@@ -937,10 +938,19 @@ void ServerWorker::release_buffer(Connection& c) {
   c.in_begin = c.in_end = 0;
 }
 
-void ServerWorker::count_request() {
-  // Single writer: a plain load and store, no locked read-modify-write.
-  counters_.total_requests.store(counters_.total_requests.load(std::memory_order_relaxed) + 1,
-                                 std::memory_order_relaxed);
+void ServerWorker::count_request() { bump(counters_.total_requests); }
+
+void ServerWorker::reject(Connection& c, const FixedResponse& r) {
+  c.route = Route::kNone;  // counted in /metrics as route "other"
+  c.started = Clock::now();
+  c.timed = true;
+  respond_fixed(c, r, ConnectionMode::kClose, false);
+}
+
+void ServerWorker::burn(core::Nanos cpu) {
+  if (cpu <= core::Nanos::zero()) return;
+  burn_thread_cpu(cpu);
+  loop_now_ = Clock::now();  // later events of this batch happen after the burn
 }
 
 void ServerWorker::bump(std::atomic<uint64_t>& counter) {

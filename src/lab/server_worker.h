@@ -117,19 +117,25 @@ class ServerWorker {
   void respond(Connection& c, int status, ConnectionMode mode, bool head_only);
   ConnectionMode mode_for(bool keep_alive, int minor_version) const;
   void on_timer(net::EventTag ref);
-  // Over max_connections: answers 503 on the accepted socket and closes it.
+  // Over max_connections: answers 503 on the accepted socket (a TLS one is closed without a word:
+  // no handshake is spent on a refusal) and closes it.
   void refuse(net::Fd fd);
   // Closes connections past header_timeout (408 first when a head had begun) or idle_timeout;
   // runs every limit_check_period().
   void check_limits();
   // The connection's read buffer: from the worker's spares, or a new one.
   void acquire_buffer(Connection& c);
-  // Gives an emptied buffer back to the spares (at most kMaxSpareBuffers are kept).
+  // Gives the buffer back to the spares (at most kMaxSpareBuffers are kept); bytes still in it
+  // are dropped, so callers release only an empty buffer or one whose bytes are done with.
   void release_buffer(Connection& c);
   void begin_drain();
   void close_idle();
   void force_close_all();
   void count_request();
+  // An error answer that closes: counted in /metrics as route "other", timed from now.
+  void reject(Connection& c, const FixedResponse& r);
+  // burn_thread_cpu(cpu), then loop_now_ catches up with the time it took.
+  void burn(core::Nanos cpu);
   // Adds one to a counter of this worker (single writer: a load and a store, no locked RMW).
   static void bump(std::atomic<uint64_t>& counter);
   void add_in_flight(int64_t delta);
@@ -185,9 +191,9 @@ class ServerWorker {
   FixedResponse no_service_;
   FixedResponse events_method_;
   FixedResponse body_too_large_;
-  FixedResponse request_timeout_;     // 408
-  FixedResponse request_too_large_;   // 413 over max_body_bytes
-  std::string too_many_connections_;  // 503, whole, for refuse()
+  FixedResponse request_timeout_;       // 408
+  FixedResponse request_too_large_;     // 413 over max_body_bytes
+  FixedResponse too_many_connections_;  // 503, for refuse()
   FixedResponse h2_post_;
 };
 

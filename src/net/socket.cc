@@ -6,6 +6,7 @@
 #include <netdb.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -85,6 +86,17 @@ SocketAddress loopback_v4(int port) {
   in->sin_port = htons(static_cast<uint16_t>(port));
   out.length = sizeof(sockaddr_in);
   return out;
+}
+
+int64_t raise_open_file_limit() {
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0) return 1024;
+  if (limit.rlim_cur < limit.rlim_max) {
+    rlimit raised = limit;
+    raised.rlim_cur = limit.rlim_max;
+    if (::setrlimit(RLIMIT_NOFILE, &raised) == 0) limit = raised;
+  }
+  return static_cast<int64_t>(std::min<rlim_t>(limit.rlim_cur, rlim_t{1} << 30));
 }
 
 void set_nodelay(int fd) {

@@ -88,6 +88,12 @@ core::Result<Fd> accept_tcp(int listener, Blocking blocking = Blocking::kNo);
 // The address a socket is bound to (getsockname): learn the port chosen for port 0.
 core::Result<SocketAddress> local_address(int fd);
 
+// Raises this process's soft open-file limit (RLIMIT_NOFILE) to its hard limit, as Go's runtime
+// and nginx's worker_rlimit_nofile do (the soft default, often 1024, is far below what thousands
+// of connections need), and returns the soft limit now in force (capped at 2^30); failures leave
+// the limit as it was.
+int64_t raise_open_file_limit();
+
 // Socket options. Failures are ignored: each is an optimisation or a bound, not a requirement.
 // TCP_NODELAY: small writes go out at once (no Nagle wait for the ACK of the previous one).
 void set_nodelay(int fd);

@@ -1,12 +1,15 @@
 // Fuzz target: http::RequestParser, the bytes anyone on the lab server's port may send.
 //
-// Input: byte 0 picks the split (feed the growing buffer in steps of 1..256 bytes); the rest is
-// the connection's first bytes. The head is parsed from the whole buffer and, resumably, from a
-// buffer that grows step by step, as the lab server reads. Checks (abort on failure):
+// Input: byte 0 picks the split (feed the growing buffer in steps of 1..256 bytes), byte 1 the
+// header-section limit (256 + 64 * byte: 256..16576, capped at kMaxHeaderSectionLimit, so that
+// inputs of libFuzzer's usual size reach it); the rest is the connection's first bytes. The head is
+// parsed from the whole buffer and, resumably, from a buffer that grows step by step, as the lab
+// server reads. Checks (abort on failure):
 //   - both ways reach the same outcome, and once decided the outcome does not change;
 //   - an error outcome maps to a 4xx/5xx status (error_status), a complete one to 0;
 //   - a complete head lies inside the buffer (head_bytes <= size), its views point into it, and
 //     field() lookups stay inside `fields`.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -31,11 +34,12 @@ bool inside(std::string_view part, std::string_view whole) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  if (size < 1) return 0;
+  if (size < 2) return 0;
   const size_t step = 1 + data[0];
-  const std::string_view buffer(reinterpret_cast<const char*>(data + 1), size - 1);
+  const size_t limit = std::min(knee::http::kMaxHeaderSectionLimit, size_t{256} + 64 * data[1]);
+  const std::string_view buffer(reinterpret_cast<const char*>(data + 2), size - 2);
 
-  RequestParser whole;
+  RequestParser whole(limit);
   const ParseOutcome once = whole.parse(buffer);
   check(whole.parse(buffer) == once);  // decided outcomes stay; kNeedMore stays on equal input
   const int status = knee::http::error_status(once);
@@ -54,7 +58,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
   }
 
-  RequestParser grown;
+  RequestParser grown(limit);
   ParseOutcome last = ParseOutcome::kNeedMore;
   for (size_t n = 0; n < buffer.size();) {
     n = std::min(buffer.size(), n + step);

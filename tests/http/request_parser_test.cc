@@ -331,6 +331,48 @@ TEST(RequestParser, ResumedParsingAgreesWithOneShotParsingOnMutatedInput) {
   }
 }
 
+// The outcome of `input` parsed whole and fed in pieces of `step` bytes; both must agree.
+ParseOutcome split_outcome(std::string_view input, size_t step, size_t limit, ParseOutcome* whole) {
+  RequestParser one_shot(limit);
+  *whole = one_shot.parse(input);
+  RequestParser resumed(limit);
+  ParseOutcome got = ParseOutcome::kNeedMore;
+  for (size_t given = 0; got == ParseOutcome::kNeedMore && given < input.size();) {
+    given = std::min(input.size(), given + step);
+    got = resumed.parse(input.substr(0, given));
+  }
+  return got;
+}
+
+// Found by tests/fuzz/request_parser_fuzz: a field line that crosses the header limit and has a
+// bare CR past it was 431 when its bytes came in pieces (the limit seen first) and 400 when they
+// came at once (the bare CR seen first). The limit, crossed first in byte order, wins both ways.
+TEST(RequestParser, LimitCrossedBeforeABareCrIs431HoweverTheBytesCome) {
+  std::string input = "GET /x HTTP/1.1\r\nHost: h\r\nX-Long: " + std::string(600, 'v');
+  input += "\rz\r\n\r\n";  // a bare CR after 600 bytes of value
+  for (size_t step : {size_t{1}, size_t{4}, size_t{64}, size_t{1000}}) {
+    ParseOutcome whole;
+    EXPECT_EQ(split_outcome(input, step, 512, &whole), ParseOutcome::kHeaderFieldsTooLarge) << step;
+    EXPECT_EQ(whole, ParseOutcome::kHeaderFieldsTooLarge);
+  }
+  // Before the limit, the bare CR is first: 400 both ways.
+  std::string early =
+      "GET /x HTTP/1.1\r\nHost: h\r\nX-A: a\rb" + std::string(600, 'v') + "\r\n\r\n";
+  for (size_t step : {size_t{1}, size_t{4}, size_t{64}, size_t{1000}}) {
+    ParseOutcome whole;
+    EXPECT_EQ(split_outcome(early, step, 512, &whole), ParseOutcome::kBadRequest) << step;
+    EXPECT_EQ(whole, ParseOutcome::kBadRequest);
+  }
+  // The request line likewise: too long (414) before its bare CR, however it comes.
+  std::string line = "GET /" + std::string(kMaxRequestLineBytes + 10, 'p') + "\rq HTTP/1.1\r\n\r\n";
+  for (size_t step : {size_t{1}, size_t{7}, size_t{4096}, size_t{20000}}) {
+    ParseOutcome whole;
+    EXPECT_EQ(split_outcome(line, step, kMaxHeaderSectionBytes, &whole), ParseOutcome::kUriTooLong)
+        << step;
+    EXPECT_EQ(whole, ParseOutcome::kUriTooLong);
+  }
+}
+
 TEST(RequestParser, ResetForgetsTheLastOutcome) {
   RequestParser p;
   EXPECT_EQ(p.parse("BAD\x01"), ParseOutcome::kBadRequest);

@@ -90,16 +90,57 @@ TEST(LabLimits, IdleKeepAliveConnectionClosesQuietly) {
 
 TEST(LabLimits, ActiveConnectionIsNotIdle) {
   ServerOptions options;
-  options.idle_timeout = 300ms;
+  options.idle_timeout = 1s;
   auto server = start_server(options);
   ASSERT_TRUE(server);
   Client c(server->address());
-  for (int i = 0; i < 8; ++i) {  // 800 ms of requests 100 ms apart
+  for (int i = 0; i < 10; ++i) {  // 2 s of requests 200 ms apart
     auto r = c.get("/fast");
     ASSERT_TRUE(r) << i;
     EXPECT_EQ(r->status, 200);
-    std::this_thread::sleep_for(100ms);
+    std::this_thread::sleep_for(200ms);
   }
+}
+
+// Each request's clock starts when the one before it was consumed: a chain of requests, each
+// split over two sends 120 ms apart so that the read buffer never empties, outlives the header
+// timeout without a 408 (regression: the clock started only when a read landed in an empty
+// buffer, so the chain's first byte timed out the fourth request).
+TEST(LabLimits, RequestChainThatNeverEmptiesTheBufferIsNot408) {
+  ServerOptions options;
+  options.header_timeout = 200ms;
+  auto server = start_server(options);
+  ASSERT_TRUE(server);
+  Client c(server->address());
+  const std::string get = "GET /fast HTTP/1.1\r\nHost: lab\r\n\r\n";
+  const size_t half = get.size() / 2;
+  c.send(get.substr(0, half));
+  for (int i = 0; i < 8; ++i) {  // 960 ms in all
+    std::this_thread::sleep_for(120ms);
+    c.send(get.substr(half) + get.substr(0, half));  // the end of one, the start of the next
+    auto r = c.read_response();
+    ASSERT_TRUE(r) << i;
+    ASSERT_EQ(r->status, 200) << i;
+  }
+}
+
+// An HTTP/2 stream whose request never completes (HEADERS without END_STREAM) is the client's
+// slow head: GOAWAY and close after header_timeout, counted as a header timeout.
+TEST(LabLimits, IncompleteHttp2StreamIsTimedOut) {
+  ServerOptions options;
+  options.header_timeout = 300ms;
+  auto server = start_server(options);
+  ASSERT_TRUE(server);
+  Client c(server->address());
+  std::string h2 = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+  h2 += std::string("\x00\x00\x00\x04\x00\x00\x00\x00\x00", 9);  // SETTINGS, empty
+  // HEADERS, END_HEADERS only (0x04), stream 1: GET, http, /, :authority "lab".
+  h2 += std::string("\x00\x00\x08\x01\x04\x00\x00\x00\x01\x82\x86\x84\x41\x03lab", 17);
+  c.send(h2);
+  const core::TimePoint start = core::Clock::now();
+  EXPECT_TRUE(c.drain_until_closed());
+  EXPECT_GE(core::Clock::now() - start, 300ms);
+  EXPECT_NE(health(*server).find(R"("headerTimeouts":1)"), std::string::npos);
 }
 
 TEST(LabLimits, ConnectionsOverTheLimitGet503AndTheCountFreesOnClose) {
@@ -119,11 +160,16 @@ TEST(LabLimits, ConnectionsOverTheLimitGet503AndTheCountFreesOnClose) {
     EXPECT_EQ(r->field("Connection"), "close");
     EXPECT_TRUE(third.closed_by_peer());
   }
-  first.reset();                       // one place frees...
-  std::this_thread::sleep_for(200ms);  // ...once the server has read the close
-  const std::string body = health(*server);
-  EXPECT_NE(body.find(R"("open":2)"), std::string::npos) << body;  // second and this one
-  EXPECT_NE(body.find(R"("refused":1)"), std::string::npos) << body;
+  first.reset();  // one place frees, once the server has read the close
+  std::string body;
+  for (int i = 0; i < 100 && body.empty(); ++i) {
+    std::this_thread::sleep_for(50ms);
+    Client again(server->address());
+    auto r = again.get("/health");
+    if (r && r->status == 200) body = r->body;  // a 503 meanwhile counts as one more refusal
+  }
+  EXPECT_NE(body.find(R"("open":2)"), std::string::npos) << body;     // second and this one
+  EXPECT_EQ(body.find(R"("refused":0)"), std::string::npos) << body;  // the third, at least
 }
 
 TEST(LabLimits, HeaderSectionOverTheLimitIs431) {
@@ -222,8 +268,8 @@ TEST(LabLimits, ThousandSlowHeadsDoNotStopFast) {
   const int64_t attacked = fast_p99_ns(fast, 2000);
   std::printf("/fast p99 on its own connection: %.0f us alone, %.0f us beside 1,000 slow heads\n",
               static_cast<double>(usual) / 1e3, static_cast<double>(attacked) / 1e3);
-  // Generous: a loop held by the slow heads would add their whole timeout.
-  EXPECT_LT(attacked, std::max<int64_t>(5 * usual, usual + 2'000'000))
+  // Generous, for a loaded VM: a loop the slow heads held would add their whole 3 s timeout.
+  EXPECT_LT(attacked, std::max<int64_t>(10 * usual, usual + 20'000'000))
       << "usual p99 " << usual << " ns, with 1,000 slow heads " << attacked << " ns";
   const std::string body = health_with(*server, R"("headerTimeouts":1000)");
   EXPECT_NE(body.find(R"("headerTimeouts":1000)"), std::string::npos) << body;

@@ -132,6 +132,14 @@ class Client {
     return !fill();
   }
 
+  // Reads and drops whatever comes until the peer closes; false when it has not closed within
+  // kReadTimeoutMs.
+  bool drain_until_closed() {
+    buffer_.clear();
+    while (fill()) buffer_.clear();
+    return true;  // fill() reports a timeout as a test failure itself
+  }
+
   // True when bytes can be read within timeout_ms.
   bool readable_within(int timeout_ms) {
     if (!buffer_.empty()) return true;
