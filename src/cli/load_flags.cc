@@ -162,9 +162,10 @@ void LoadFlags::add_rate_to(CLI::App& app) {
                  "first part), with a per-second timeline in the report");
   app.add_option("--spin", spin,
                  "Open loop: busy-poll this long before each intended send instead of sleeping "
-                 "(e.g. 500us, at most 10ms): punctual sends on hosts with slow wake-ups, for a "
-                 "core of client CPU; spin time is reported apart and left out of the "
-                 "client-bound check")
+                 "up to it (0 to 10ms, e.g. 200us; 0 always sleeps); auto sizes the window from "
+                 "how late this host wakes a sleeping thread (its p99 less 50us), so sends stay "
+                 "punctual on hosts with slow wake-ups without spinning a core where they are "
+                 "quick; spin time is reported apart and left out of the client-bound check")
       ->capture_default_str();
 }
 

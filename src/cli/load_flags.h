@@ -32,7 +32,7 @@ struct LoadFlags {
   double rate = 0;  // open loop when rate_given
   std::string arrival = "uniform";
   uint64_t seed = 1;
-  std::string spin = "0";          // open loop: busy-poll window before each intended send
+  std::string spin = "auto";       // open loop: busy-poll window before each send, or auto
   int64_t requests = 0;            // -n: measured requests instead of a duration
   bool requests_given = false;     // set by -n
   bool duration_given = false;     // set by -d

@@ -158,9 +158,16 @@ Result<engine::LoadOptions> LoadFlags::to_options(bool with_url) const {
   auto t = duration_field("timeout", timeout);
   if (!t) return t.status();
   o.timeout = *t;
-  auto sp = duration_field("spin", spin);
-  if (!sp) return sp.status();
-  o.spin = *sp;
+  if (spin != "auto") {
+    auto sp = core::parse_duration(spin);
+    if (!sp) {
+      return Status::invalid_field(
+          "spin", fmt::format("'{}' is neither auto nor a duration; give auto, 0 (always sleep) "
+                              "or a window such as 200us",
+                              spin));
+    }
+    o.spin = *sp;
+  }
   if (!grace.empty()) {
     auto g = duration_field("grace", grace);
     if (!g) return g.status();

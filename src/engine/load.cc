@@ -81,10 +81,10 @@ Status LoadOptions::validate() const {
                     "most {} (ulimit -Hn); lower it or raise the limit",
                     slots, files.rlim_max));
   }
-  if (spin.count() < 0 || spin > std::chrono::milliseconds(10)) {
+  if (spin && (spin->count() < 0 || *spin > std::chrono::milliseconds(10))) {
     return Status::invalid_field("spin", "must be from 0 to 10ms, e.g. 200us");
   }
-  if (spin.count() > 0 && !rate_rps) {
+  if (spin && spin->count() > 0 && !rate_rps) {
     return Status::invalid_field(
         "spin", "only in open loop (with -r RATE): it busy-polls before intended send times");
   }

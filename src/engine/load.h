@@ -77,9 +77,10 @@ struct LoadOptions {
   // Open loop: busy-poll (epoll with a zero timeout) this long before each intended send
   // instead of sleeping up to it, 0..10 ms (0: sleep). A sleeping thread wakes late by the
   // host's timer and wake-up latency (hundreds of us on some VMs), which shows as send lag;
-  // spinning trades client CPU for punctual sends. The spin time is counted apart
-  // (RunStats::client_spin_ns) and left out of the client-bound check.
-  core::Nanos spin{0};
+  // spinning trades client CPU for punctual sends. Unset (the default, `--spin auto`): each
+  // worker sizes the window from the wake-up lateness it observes (engine/spin_window.h). The
+  // spin time is counted apart (RunStats::client_spin_ns) and left out of the client-bound check.
+  std::optional<core::Nanos> spin;
   // https URLs: trust store, client certificate, protocol version, resumption (net/tls.h).
   net::TlsOptions tls;
   // false (--no-keepalive): a new connection for every request, as a fleet of one-shot clients

@@ -156,13 +156,26 @@ Status LoadWorker::run() {
     if (auto t = retries_.next_deadline()) deadline = std::min(deadline, *t);
     deadline = std::min(deadline, stopping_ ? grace_until : phases.measure_until);
     bool spinning = false;
+    bool sleeping_to_send = false;  // the deadline is the wake-up before the next send
     if (auto next_send = feeder_->next_send()) {
-      const TimePoint wake = *next_send - config_.spin;
-      if (config_.spin.count() > 0 && now >= wake) {
-        spinning = true;  // poll without sleeping until the send is due
-        deadline = now;
-      } else {
-        deadline = std::min(deadline, wake);
+      const core::Nanos spin = config_.spin ? *config_.spin : spin_window_.window();
+      const TimePoint wake = *next_send - spin;
+      if (spin.count() > 0 && now >= wake) {
+        if (!config_.spin && spin_window_.probe_due() && *next_send > now &&
+            *next_send <= deadline) {
+          deadline = *next_send;  // --spin auto: sleep through this window to measure the host
+          sleeping_to_send = true;
+        } else {
+          spinning = true;  // poll without sleeping until the send is due
+          deadline = now;
+          if (spun_for_ != *next_send) {
+            spun_for_ = *next_send;
+            spin_window_.count_spun_send();
+          }
+        }
+      } else if (wake <= deadline) {
+        deadline = wake;
+        sleeping_to_send = true;
       }
     }
     auto n = loop.wait(events, spinning ? core::Nanos(0) : clock.blocking_time(deadline));
@@ -175,6 +188,11 @@ Status LoadWorker::run() {
     } else if (*n == 0) {
       const TimePoint woke = clock.now();
       if (woke >= deadline) stats_.loop_lag_ns.record(core::elapsed_ns(deadline, woke));
+      // Only sleeps towards a send: other deadlines (timeout ticks, intervals) sleep longer, and
+      // on some hosts a longer sleep wakes later.
+      if (sleeping_to_send && deadline > now) {
+        spin_window_.record_lateness(core::elapsed_ns(deadline, woke));
+      }
     }
     for (int k = 0; k < *n; ++k) {
       const epoll_event& e = events[static_cast<size_t>(k)];

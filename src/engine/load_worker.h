@@ -41,6 +41,7 @@
 #include "engine/mix.h"
 #include "engine/schedule.h"
 #include "engine/shipments.h"
+#include "engine/spin_window.h"
 #include "http/h2_client.h"
 #include "http/request.h"
 #include "http/response_parser.h"
@@ -97,8 +98,9 @@ struct WorkerConfig {
   // each ends.
   core::Nanos interval{0};
   IntervalQueue* intervals = nullptr;
-  // Busy-poll this long before the feeder's next intended send (LoadOptions::spin).
-  core::Nanos spin{0};
+  // Busy-poll this long before the feeder's next intended send (LoadOptions::spin); unset: as
+  // long as the worker's SpinWindow says.
+  std::optional<core::Nanos> spin;
   // Where to publish live figures every kPublishEvery (engine/live.h); none when null.
   WorkerLive* live = nullptr;
   // -n in closed loop: the run's shared budget of measured requests; null without -n.
@@ -266,6 +268,8 @@ class LoadWorker final : public ConnectionPool, private http::H2Client::Listener
   net::TlsSessionCache tls_sessions_;  // the latest session, offered by the next connect
   core::RunStats stats_;
   InSystem in_system_;
+  SpinWindow spin_window_;      // the busy-poll window before sends when config_.spin is unset
+  core::TimePoint spun_for_{};  // the intended send the last busy-poll was for
   bool stopping_ = false;
   bool interrupted_ = false;
   size_t in_flight_ = 0;           // lanes with a request in flight

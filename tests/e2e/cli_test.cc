@@ -54,6 +54,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadInput{{"run", "http://127.0.0.1:1/", "-d", "2parsecs"}, "-d/--duration"},
         BadInput{{"run", "http://127.0.0.1:1/", "-c", "0"}, "-c/--connections"},
         BadInput{{"run", "http://127.0.0.1:1/", "--spin", "200us"}, "--spin"},
+        BadInput{{"run", "http://127.0.0.1:1/", "-r", "10", "--spin", "soon"},
+                 "neither auto nor a duration"},
         // Regressions found by a new user: -r 0 ran a closed loop, -r 1e12 filled 24 GB, -r nan
         // blamed -c, and a bad --hlog path was found only after the whole run.
         BadInput{{"run", "http://127.0.0.1:1/", "-r", "0"}, "-r/--rate"},

@@ -55,6 +55,7 @@ TEST(OpenLoop, SpinningKeepsTheScheduleAndIsCountedApartFromClientLoad) {
   ScriptedServer server(
       [](int, int, const std::string&) { return Action::respond(testing::ok_response()); });
   LoadOptions o = open_loop(server.url("/"), 500, 16, 400ms);
+  o.spin = 0ns;  // always sleep
   auto slept = run_load(o);
   ASSERT_TRUE(slept) << slept.status().message();
   EXPECT_EQ(slept->stats.client_spin_ns, 0);
@@ -77,6 +78,48 @@ TEST(OpenLoop, SpinningKeepsTheScheduleAndIsCountedApartFromClientLoad) {
   EXPECT_LE(s.max_thread_cpu_share,
             static_cast<double>(s.client_cpu_ns) / static_cast<double>(s.client_wall_ns) -
                 spin_share + 1e-9);
+  expect_accounted(s);
+}
+
+// A host whose sleeping threads wake 2 ms late (a halted vCPU that the hypervisor wakes slowly):
+// the real clock, but every wait that would block sleeps 2 ms longer than asked.
+class SlowWakeClock final : public core::ClockSource {
+ public:
+  core::TimePoint now() const override { return core::Clock::now(); }
+  core::Nanos blocking_time(core::TimePoint deadline) const override {
+    const core::Nanos left = deadline - now();
+    return left.count() > 0 ? left + 2ms : core::Nanos(0);
+  }
+};
+
+TEST(OpenLoop, AutoSpinAdaptsToAHostThatWakesLate) {
+  ScriptedServer server(
+      [](int, int, const std::string&) { return Action::respond(testing::ok_response()); });
+  SlowWakeClock clock;
+  RunControl control;
+  control.clock = &clock;
+  LoadOptions o = open_loop(server.url("/"), 1000, 16, 400ms);
+  // SpinWindow's first 64 wake-ups fall in it: sleeping 2 ms late, one in three sends sleeps.
+  o.warmup = 300ms;
+  o.spin = 0ns;
+  auto slept = run_load(o, control);
+  ASSERT_TRUE(slept) << slept.status().message();
+  // Sleeping up to each send: the wake-up comes 2 ms late, and the sends due meanwhile leave
+  // together, 0-2 ms late: about half of them more than 1 ms (`late`).
+  const core::RunStats& asleep = slept->stats;
+  EXPECT_GE(asleep.late, asleep.sent / 4) << asleep.late << " of " << asleep.sent;
+  EXPECT_GE(asleep.send_lag_ns.value_at_percentile(99), 1'500'000);
+  EXPECT_EQ(asleep.client_spin_ns, 0);
+  o.spin.reset();  // auto, the default
+  auto adapted = run_load(o, control);
+  ASSERT_TRUE(adapted) << adapted.status().message();
+  const core::RunStats& s = adapted->stats;
+  // The window grew to the 2 ms lateness: sends leave on time, for spinning counted apart (one
+  // in SpinWindow::kProbeEvery may be late, the probing sleep; the bound leaves room for a busy
+  // host's scheduling besides).
+  EXPECT_LE(s.late, s.sent / 10) << s.late << " of " << s.sent << " sent over 1 ms late";
+  EXPECT_GT(s.client_spin_ns, 0);
+  EXPECT_EQ(s.completed, s.sent);
   expect_accounted(s);
 }
 
