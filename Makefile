@@ -4,7 +4,9 @@
 #              libFuzzer for tests/fuzz), runs ctest
 JOBS ?= $(shell nproc)
 
-.PHONY: run test deps build build-asan build-tsan build-fuzz clean
+PREFIX ?= /usr/local
+
+.PHONY: run test deps build build-asan build-tsan build-fuzz install uninstall deb clean
 
 deps:
 	@./scripts/install-deps.sh
@@ -15,6 +17,20 @@ build: deps
 
 run: build
 	./build/release/knee sweep
+
+# make install [PREFIX=/usr/local] [DESTDIR=staging]: the binary, man pages, bash completion, docs.
+# The files installed are listed, DESTDIR included, in build/release/installed_files.txt.
+install: build
+	cmake --install build/release --prefix $(PREFIX)
+	sed 's|^|$(DESTDIR)|' build/release/install_manifest.txt > build/release/installed_files.txt
+
+# Removes what the last make install from build/release wrote (installed_files.txt).
+uninstall:
+	cmake -DMANIFEST=build/release/installed_files.txt -P cmake/uninstall.cmake
+
+# The Debian package, build/release/knee_VERSION_ARCH.deb (CPack; Depends from dpkg-shlibdeps).
+deb: build
+	cd build/release && cpack -G DEB
 
 build-asan: deps
 	cmake --preset asan >/dev/null

@@ -67,9 +67,11 @@ class LabCommand final : public Subcommand {
         "data",
         "Generate the shipment service's data set (sellers, shipments over --days, 1-4 carrier "
         "events each), deterministic from --seed, into the state folder's shipments.db");
-    data_->add_option("--state", state_,
-                      "The lab's state folder (default $XDG_STATE_HOME/knee/lab, else "
-                      "~/.local/state/knee/lab); made when missing");
+    data_
+        ->add_option("--state", state_,
+                     "The lab's state folder (default $XDG_STATE_HOME/knee/lab, else "
+                     "~/.local/state/knee/lab); made when missing")
+        ->type_name("DIR");
     data_
         ->add_option("--records", records_,
                      "Shipments, with k/M/G allowed: 12M over --days 30 is the seed's billing "
@@ -92,7 +94,8 @@ class LabCommand final : public Subcommand {
         "billing",
         "Run the batch flow, the sellers' end-of-day billing of the 30 days ending with --date, "
         "row at a time and set based, and say whether the seed's 12M records fit 4 hours");
-    billing_->add_option("--state", state_, "The lab's state folder (as for knee lab data)");
+    billing_->add_option("--state", state_, "The lab's state folder (as for knee lab data)")
+        ->type_name("DIR");
     billing_->add_option("--db", db_, "The PostgreSQL data set instead (as for knee lab data)");
     billing_->add_option("--date", date_,
                          "The bill date, YYYY-MM-DD (default: the data set's last day)");

@@ -28,7 +28,8 @@ void LabStackCommands::add_to(CLI::App& lab) {
   for (CLI::App* sub : {up_, status_, down_, deploy_}) {
     sub->add_option("--state", state_,
                     "The lab's state folder (default $XDG_STATE_HOME/knee/lab); the stack's "
-                    "files are in its stack/ folder");
+                    "files are in its stack/ folder")
+        ->type_name("DIR");
   }
   up_->add_option("--replicas", replicas_, "App replicas (knee serve), instances app1..appN")
       ->capture_default_str();

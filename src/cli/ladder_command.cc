@@ -25,7 +25,8 @@ class LadderCommand final : public Subcommand {
     app.add_option("--dir", dir_,
                    "Directory for the durable-write rungs' file (default: current directory); on "
                    "a real disk, not tmpfs")
-        ->capture_default_str();
+        ->capture_default_str()
+        ->type_name("DIR");
     app.add_flag("--json", json_, "Print one JSON object on stdout instead of the ladder");
     app.add_option("--only", only_,
                    "Comma-separated groups to run: inprocess,sqlite,disk,loopback,network "

@@ -51,7 +51,7 @@ void LoadFlags::add_to(CLI::App& app, bool url_required, bool with_connections) 
   app.add_option("-m,--method", method, "HTTP method")->capture_default_str();
   app.add_option("-H,--header", headers, "Request header 'Name: value' (repeatable)");
   app.add_option("--body", body, "Request body");
-  app.add_option("--body-file", body_file, "Read the request body from FILE");
+  app.add_option("--body-file", body_file, "Read the request body from FILE")->type_name("FILE");
   app.add_flag("--no-keepalive", no_keepalive,
                "A new connection for every request (Connection: close), as one-shot clients do; "
                "in closed loop latency then runs from the connect's start and includes the TCP "
@@ -139,12 +139,15 @@ void LoadFlags::add_protocol_flags(CLI::App& app) {
 
 void LoadFlags::add_tls_flags(CLI::App& app) {
   app.add_option("--cacert", cacert,
-                 "https: trust the CA certificates of this PEM file instead of the system's");
+                 "https: trust the CA certificates of this PEM file instead of the system's")
+      ->type_name("FILE");
   app.add_flag("-k,--insecure", insecure,
                "https: do not verify the server's certificate (the handshake is still measured)");
-  app.add_option("--cert", cert, "https: client certificate (PEM) for mutual TLS; with --key");
-  app.add_option("--key", key, "https: private key (PEM) of --cert");
-  app.add_option("--tls", tls_version, "https: speak only this TLS version, 1.2 or 1.3");
+  app.add_option("--cert", cert, "https: client certificate (PEM) for mutual TLS; with --key")
+      ->type_name("FILE");
+  app.add_option("--key", key, "https: private key (PEM) of --cert")->type_name("FILE");
+  app.add_option("--tls", tls_version, "https: speak only this TLS version, 1.2 or 1.3")
+      ->type_name("1.2|1.3");  // the values man pages and completion offer (cli/docgen.h)
   app.add_flag("--no-tls-resume", no_tls_resume,
                "https: a full handshake on every connect instead of resuming the last session");
 }
@@ -174,6 +177,7 @@ void LoadFlags::add_arrival_to(CLI::App& app, const std::string& context) {
                  context +
                      "spacing of arrivals, uniform or poisson (Poisson arrivals queue "
                      "sooner, as independent users do)")
+      ->type_name("uniform|poisson")
       ->capture_default_str();
   app.add_option("--seed", seed, context + "seed of the Poisson arrivals")->capture_default_str();
 }
@@ -182,16 +186,19 @@ void OutputFlags::add_to(CLI::App& app) {
   app.add_option("--json", json,
                  "Write the whole result as JSON (fields in docs/output.md) to FILE; alone or "
                  "with '-': to stdout instead of the text")
-      ->expected(0, 1);
+      ->expected(0, 1)
+      ->type_name("FILE");
   app.add_option("--html", html,
-                 "Write a self-contained HTML report with charts to FILE (works offline)");
+                 "Write a self-contained HTML report with charts to FILE (works offline)")
+      ->type_name("FILE");
   app.add_option("--json-parts", json_parts,
                  "Under mpirun: also write each rank's own result to PREFIX.RANK.json (what knee "
                  "report merge merges into the same result)")
       ->type_name("PREFIX");
   app.add_option("--hlog", hlog,
                  "Write per-second latency histograms to FILE in HdrHistogram's interval log "
-                 "format (read back with knee report FILE)");
+                 "format (read back with knee report FILE)")
+      ->type_name("FILE");
 }
 
 Status LoadFlags::check_open_loop_only(const CLI::App& app, bool open_loop,

@@ -3,56 +3,15 @@
 
 #include <cstdio>
 #include <memory>
+#include <string>
 #include <vector>
 
-#include "cli/command.h"
-
-namespace {
-
-struct Entry {
-  const char* name;
-  const char* help;
-  std::unique_ptr<knee::cli::Subcommand> (*make)();
-};
-
-constexpr Entry kCommands[] = {
-    {"sweep",
-     "Measure a server across concurrency levels: table, knee, Little's law (the main job)",
-     knee::cli::make_sweep_command},
-    {"run", "One load test: closed loop with -c connections, full latency distribution",
-     knee::cli::make_run_command},
-    {"serve", "The lab server: lab endpoints and the tracking service",
-     knee::cli::make_serve_command},
-    {"report",
-     "Read saved results: percentiles of HdrHistogram logs (.hlog), two JSON results side by side",
-     knee::cli::make_report_command},
-    {"model", "Queueing calculator: Little's law, M/M/1 table and peak headroom, M/M/c, USL fit",
-     knee::cli::make_model_command},
-    {"capacity", "Highest open-loop rate meeting an SLO (p99<50ms) with no errors: bracket, bisect",
-     knee::cli::make_capacity_command},
-    {"ladder", "Latency numbers of this host, measured rung by rung (ns to tens of ms), in context",
-     knee::cli::make_ladder_command},
-    {"lab",
-     "The course's lab on this host: the shipment service's data set (knee lab data) and its "
-     "batch flow (knee lab billing)",
-     knee::cli::make_lab_command},
-    {"probe", "Phases of one request (DNS, connect, TLS, first byte, total) like curl -w, repeated",
-     knee::cli::make_probe_command},
-};
-
-}  // namespace
+#include "cli/app.h"
 
 int main(int argc, char** argv) {
-  CLI::App app{"knee: finds where a server saturates, and says which resource did it"};
-  app.require_subcommand(1);
-  app.set_version_flag("--version", "knee 0.1.0");
-  std::vector<std::unique_ptr<knee::cli::Subcommand>> commands;
-  std::vector<CLI::App*> subs;
-  for (const Entry& e : kCommands) {
-    commands.push_back(e.make());
-    subs.push_back(app.add_subcommand(e.name, e.help));
-    commands.back()->add_options(*subs.back());
-  }
+  const std::unique_ptr<knee::cli::KneeApp> knee_app = knee::cli::make_app();
+  CLI::App& app = knee_app->cli;
+  const std::vector<CLI::App*>& subs = knee_app->subs;
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -93,7 +52,7 @@ int main(int argc, char** argv) {
     return knee::cli::kExitBadInput;
   }
   for (size_t i = 0; i < subs.size(); ++i) {
-    if (subs[i]->parsed()) return commands[i]->run();
+    if (subs[i]->parsed()) return knee_app->commands[i]->run();
   }
   return knee::cli::kExitBadInput;
 }

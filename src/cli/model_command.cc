@@ -51,7 +51,8 @@ class ModelCommand final : public Subcommand {
         "-ln(1-p)/(mu - lambda); and the headroom of planned peaks");
     mm1_->add_option("--mu", mu_rps_, "Service rate in req/s (the measured upper bound)");
     mm1_->add_option("--from", from_,
-                     "Take mu from a knee sweep JSON: the largest levels[].throughput_rps");
+                     "Take mu from a knee sweep JSON: the largest levels[].throughput_rps")
+        ->type_name("FILE");
     mm1_->add_option("--peak", peak_,
                      "Planned peak rates in req/s, comma-separated (e.g. 416.67,833.33): "
                      "utilisation, headroom mu/peak, modelled mean time, verdict");
@@ -73,7 +74,8 @@ class ModelCommand final : public Subcommand {
     usl_->add_option("--points", points_,
                      "(N, X) points: a CSV with the header 'concurrency,throughput', or a knee "
                      "closed-loop sweep JSON")
-        ->required();
+        ->required()
+        ->type_name("FILE");
     usl_->footer(
         "Flags: 'fit is weak' (fewer than 6 points), 'peak extrapolated' (N* beyond the largest "
         "measured level), 'no retrograde region' (kappa = 0).");

@@ -96,7 +96,8 @@ void TargetFlags::add_to(CLI::App& app) {
                "which one saturated, and print requests per replica");
   app.add_option("--lab-state", lab_state,
                  "With --stack: the lab's state folder, as given to knee lab up --state "
-                 "(default $XDG_STATE_HOME/knee/lab)");
+                 "(default $XDG_STATE_HOME/knee/lab)")
+      ->type_name("DIR");
 }
 
 core::Result<std::pair<probes::WatchedProcesses, std::optional<lab::Stack>>> TargetFlags::resolve()

@@ -50,7 +50,8 @@ class ReportCommand final : public Subcommand {
                    "Saved knee JSON results (one to re-render it, two runs or sweeps to compare "
                    "them), HdrHistogram interval logs (.hlog) to read and merge, or 'merge' "
                    "then the JSON results of the parts of one load (--part, one per load host)")
-        ->required();
+        ->required()
+        ->type_name("FILE");
     app.add_option("--from", from_s_, "Only intervals starting at or after S seconds (log time)");
     app.add_option("--to", to_s_, "Only intervals starting at or before S seconds (log time)");
     app.add_option("--tag", tag_, "Only intervals with this tag (e.g. c32 for a sweep level)");
@@ -59,7 +60,8 @@ class ReportCommand final : public Subcommand {
     app.add_option("-o,--output", html_path_,
                    "With one run or sweep (FILE.json): write its HTML report to this file; with "
                    "two sweeps (a.json b.json): an HTML page overlaying their curves; after "
-                   "merge: the merged result, JSON (or its HTML report for a .html name)");
+                   "merge: the merged result, JSON (or its HTML report for a .html name)")
+        ->type_name("FILE");
   }
 
   int run() override {

@@ -56,11 +56,14 @@ class ServeCommand final : public Subcommand {
     app.add_flag("--tls", tls_,
                  "Speak TLS (then HTTP/1.1): a self-signed certificate for localhost, 127.0.0.1 "
                  "and ::1 made at start, its fingerprint printed; or --cert and --key");
-    app.add_option("--cert", cert_, "With --tls: the certificate chain to serve (PEM)");
-    app.add_option("--key", key_, "With --tls: its private key (PEM, unencrypted)");
+    app.add_option("--cert", cert_, "With --tls: the certificate chain to serve (PEM)")
+        ->type_name("FILE");
+    app.add_option("--key", key_, "With --tls: its private key (PEM, unencrypted)")
+        ->type_name("FILE");
     app.add_option("--state", state_,
                    "Serve the shipment service (GET /tracking/{no}, POST /events) on the data "
-                   "set in this state folder's shipments.db (made by knee lab data --state DIR)");
+                   "set in this state folder's shipments.db (made by knee lab data --state DIR)")
+        ->type_name("DIR");
     app.add_option("--db", db_,
                    "Serve the shipment service from PostgreSQL instead: the data set knee lab "
                    "data --db URL loaded, at this postgresql://USER@HOST:PORT/DB URL");

@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "core/clock.h"
+#include "core/version.h"
 
 #ifndef KNEE_BUILD_TYPE
 #define KNEE_BUILD_TYPE ""
@@ -178,6 +179,7 @@ HostContext read_host_context(const FsReader& fs) {
   ctx.os = read_os(fs);
   ctx.governor = read_line(fs, "/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor");
   ctx.turbo = read_turbo(fs);
+  ctx.knee_version = core::version_string();
   ctx.compiler = compiler_name();
   ctx.build_type = KNEE_BUILD_TYPE;
   ctx.cxx_flags = KNEE_CXX_FLAGS;

@@ -27,9 +27,10 @@ struct HostContext {
   std::string os;        // PRETTY_NAME from /etc/os-release (else /usr/lib/os-release); ""
   std::string governor;  // cpufreq scaling_governor of cpu0; "" if there is no cpufreq
   std::string turbo;     // "on", "off", or "" when unknown (intel_pstate/no_turbo, cpufreq/boost)
-  std::string compiler;  // "GCC 12.2.0" (from __VERSION__)
-  std::string build_type;  // CMAKE_BUILD_TYPE: "Release", "Debug", ...; "" if none was set
-  std::string cxx_flags;   // C++ flags of this build type, with options added for all targets
+  std::string knee_version;  // core::version_string(): "0.1.0 (6f645c6d1a2b)"
+  std::string compiler;      // "GCC 12.2.0" (from __VERSION__)
+  std::string build_type;    // CMAKE_BUILD_TYPE: "Release", "Debug", ...; "" if none was set
+  std::string cxx_flags;     // C++ flags of this build type, with options added for all targets
   int64_t clock_resolution_ns = 0;  // resolution of steady_clock, in ns
   double load_avg_1m = 0;           // 1-minute load average from /proc/loadavg; NaN if unreadable
   // Conditions that make numbers unstable, in words a user understands; empty when none.

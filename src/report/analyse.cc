@@ -235,19 +235,21 @@ ConnectFigures connect_figures(const core::ConnectStats& c, bool h2) {
 }
 
 HostFigures host_figures(const probes::HostContext& h) {
-  return HostFigures{h.hostname,
-                     h.cpu_model,
-                     h.logical_cpus,
-                     h.kernel,
-                     h.os,
-                     h.governor,
-                     h.turbo,
-                     h.compiler,
-                     h.build_type,
-                     h.cxx_flags,
-                     h.clock_resolution_ns,
-                     known(h.load_avg_1m),
-                     h.warnings};
+  return HostFigures{
+      h.hostname,
+      h.cpu_model,
+      h.logical_cpus,
+      h.kernel,
+      h.os,
+      h.governor,
+      h.turbo,
+      h.compiler,
+      h.build_type,
+      h.cxx_flags,
+      h.clock_resolution_ns,
+      known(h.load_avg_1m),
+      h.warnings,
+      h.knee_version.empty() ? std::nullopt : std::optional<std::string>(h.knee_version)};
 }
 
 namespace {

@@ -91,6 +91,7 @@ bool from_json_value(const json& j, LevelKey& k) {
 template <class Io>
 void describe(Io& io, HostFigures& h) {
   io("hostname", h.hostname);
+  io.omittable("knee_version", h.knee_version);
   io("cpu_model", h.cpu_model);
   io("logical_cpus", h.logical_cpus);
   io("kernel", h.kernel);

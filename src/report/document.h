@@ -56,6 +56,9 @@ struct HostFigures {
   int64_t clock_resolution_ns = 0;
   std::optional<double> load_avg_1m;
   std::vector<std::string> warnings;
+  // core::version_string() of the build that measured; absent from documents written before it
+  // was recorded.
+  std::optional<std::string> knee_version;
   bool operator==(const HostFigures&) const = default;
 };
 

@@ -526,6 +526,7 @@ std::string host_section(const HostFigures& host) {
                           {"turbo", host.turbo},
                           {"compiler", host.compiler},
                           {"build", host.build_type},
+                          {"knee", host.knee_version.value_or("")},
                           {"flags", host.cxx_flags},
                           {"clock resolution", fmt::format("{} ns", host.clock_resolution_ns)},
                           {"load average (1 min)",
