@@ -19,8 +19,13 @@
 // A host whose wake-ups are as slow as the gap between sends gets a window as long as the gap, and
 // a worker that spins through every gap takes no more samples. So the worker counts the sends it
 // spun for (count_spun_send) and, once kProbeEvery of them passed without a sample (probe_due),
-// sleeps through one window instead of spinning it: one send in kProbeEvery may leave late, and a
-// host that has become quicker is noticed and the window shrinks.
+// sleeps through one window instead of spinning it: one send in kProbeEvery may leave late. Probes
+// alone would refill the ring slowly (kSamples probes, over 2 minutes of spinning at 1,000 req/s,
+// seen in a soak after a stretch of slow wake-ups), so kProbesToRecover probes in a row that all
+// woke earlier than the window's quantile restart the estimate from them, as at the start: a host
+// that has become quicker stops the spinning within kProbeEvery x kProbesToRecover sends (2 s at
+// 1,000 req/s). On a host whose wake-ups are mostly quick but whose p99 is slow, the restart is
+// undone by the next refreshes; the cost is one stretch of plain sleeping per restart.
 //
 // Not thread-safe: one per load worker, used on its thread.
 #pragma once
@@ -38,14 +43,16 @@ class SpinWindow {
   static constexpr size_t kSamples = 512;
   static constexpr size_t kFirstRefresh = 16;
   static constexpr size_t kRefreshEvery = 128;
-  static constexpr size_t kProbeEvery = 256;  // spun sends between two probing sleeps
+  static constexpr size_t kProbeEvery = 256;     // spun sends between two probing sleeps
+  static constexpr size_t kProbesToRecover = 8;  // quick probes in a row that restart the estimate
   // The send lag (ns) a sleep may leave at p99: a quarter of the 200 us goal (issue 17), so the
   // loop's own work between the wake-up and the write and the estimate's error fit beside it.
   static constexpr int64_t kLagAllowance = 50'000;
   static constexpr int64_t kMaxWindow = 10'000'000;  // ns; the same cap as --spin
 
   // One sleep that ended on its deadline with nothing to read: it woke `lateness_ns` after the
-  // deadline (negative values, a clock that moved backwards or a fake one, count as 0).
+  // deadline (negative values, a clock that moved backwards or a fake one, count as 0). A sleep
+  // recorded while probe_due() is a probe.
   void record_lateness(int64_t lateness_ns);
   // A send the worker busy-polled for instead of sleeping towards it.
   void count_spun_send() { ++spun_since_sample_; }
@@ -58,9 +65,13 @@ class SpinWindow {
   int64_t p99_lateness_ns() const { return p99_ns_; }
 
  private:
+  void set_quantile(int64_t lateness_ns);  // p99_ns_ and the window from it
+
   std::array<int64_t, kSamples> samples_{};
   size_t count_ = 0;  // samples recorded so far (the ring holds the last kSamples)
   size_t spun_since_sample_ = 0;
+  std::array<int64_t, kProbesToRecover> probes_{};  // the probes in a row since the last sleep
+  size_t probe_count_ = 0;                          // that was not a probe
   int64_t p99_ns_ = 0;
   int64_t window_ns_ = 0;
 };

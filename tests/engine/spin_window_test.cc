@@ -76,6 +76,49 @@ TEST(SpinWindow, AsksForAProbingSleepAfterSpinningThroughManySends) {
   EXPECT_EQ(w.window().count(), 0);
 }
 
+// Spins through kProbeEvery sends, then records the probing sleep's lateness.
+void probe(SpinWindow& w, int64_t lateness_ns) {
+  for (size_t i = 0; i < SpinWindow::kProbeEvery; ++i) w.count_spun_send();
+  ASSERT_TRUE(w.probe_due());
+  w.record_lateness(lateness_ns);
+}
+
+TEST(SpinWindow, StartsAgainFromAFewQuickProbesAfterASlowStretch) {
+  // Regression (soak): after a stretch of 2 ms wake-ups the worker spun through every send, and
+  // only kSamples probes, over 2 minutes at 1,000 req/s, could bring the window down.
+  SpinWindow w;
+  record(w, SpinWindow::kSamples, 2'000'000);
+  ASSERT_EQ(w.window().count(), 2'000'000 - SpinWindow::kLagAllowance);
+  for (size_t i = 0; i + 1 < SpinWindow::kProbesToRecover; ++i) probe(w, 30'000);
+  EXPECT_EQ(w.window().count(), 2'000'000 - SpinWindow::kLagAllowance);
+  probe(w, 60'000);
+  EXPECT_EQ(w.p99_lateness_ns(), 60'000);  // the slowest probe
+  EXPECT_EQ(w.window().count(), 60'000 - SpinWindow::kLagAllowance);
+  EXPECT_FALSE(w.probe_due());
+  // The estimate then grows as at the start: the next refresh comes at kFirstRefresh samples.
+  record(w, SpinWindow::kFirstRefresh - SpinWindow::kProbesToRecover - 1, 1'000'000);
+  EXPECT_EQ(w.p99_lateness_ns(), 60'000);
+  w.record_lateness(1'000'000);
+  EXPECT_EQ(w.p99_lateness_ns(), 1'000'000);
+}
+
+TEST(SpinWindow, KeepsSpinningWhileAnyProbeInARowIsSlow) {
+  SpinWindow w;
+  record(w, SpinWindow::kSamples, 2'000'000);
+  const int64_t spinning = w.window().count();
+  for (int round = 0; round < 3; ++round) {
+    for (size_t i = 0; i + 1 < SpinWindow::kProbesToRecover; ++i) probe(w, 30'000);
+    probe(w, 2'000'000);  // one probe in each row still woke as late as the window's p99
+    EXPECT_EQ(w.window().count(), spinning) << "round " << round;
+  }
+  // A plain sleep between probes breaks the row: 7 quick probes before it and 1 after it are no
+  // row of 8.
+  for (size_t i = 0; i + 1 < SpinWindow::kProbesToRecover; ++i) probe(w, 30'000);
+  w.record_lateness(30'000);
+  probe(w, 30'000);
+  EXPECT_EQ(w.window().count(), spinning);
+}
+
 TEST(SpinWindow, ForgetsWakeUpsOlderThanItsRing) {
   SpinWindow w;
   record(w, SpinWindow::kSamples, 3'000'000);
