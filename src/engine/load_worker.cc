@@ -323,7 +323,7 @@ void LoadWorker::connect(uint32_t ci, TimePoint now) {
   c.connect_at = now;
   c.tcp_connected_at = TimePoint{};
   c.write_armed = true;
-  if (!loop_->add(c.transport->fd(), EPOLLOUT, tag(ci))) release(ci, /*retry=*/true);
+  if (!loop_->add(c.transport->fd(), interest(EPOLLOUT), tag(ci))) release(ci, /*retry=*/true);
 }
 
 void LoadWorker::on_event(uint64_t event_tag, uint32_t events) {
@@ -345,7 +345,9 @@ void LoadWorker::on_event(uint64_t event_tag, uint32_t events) {
       // a connection with nothing in flight is read too: a TLS 1.3 session ticket (taken in by
       // OpenSSL, no byte comes out), the server's close (the connection is dropped quietly and
       // the next one counts as a reconnect), HTTP/2's SETTINGS and PINGs.
-      if (events & (EPOLLIN | EPOLLERR | EPOLLHUP)) read_some(t.slot);
+      if (events & (EPOLLIN | EPOLLERR | EPOLLHUP | EPOLLRDHUP)) {
+        read_some(t.slot, (events & (EPOLLERR | EPOLLHUP | EPOLLRDHUP)) != 0);
+      }
       break;
     case ConnState::kFree:
       break;
@@ -366,7 +368,7 @@ void LoadWorker::on_connected(uint32_t ci) {
   }
   if (r.status == net::IoStatus::kWouldBlock) {  // a TLS handshake in progress
     if (r.wants_write != c.write_armed) {
-      loop_->modify(c.transport->fd(), r.wants_write ? EPOLLOUT : EPOLLIN, tag(ci));
+      loop_->modify(c.transport->fd(), interest(r.wants_write ? EPOLLOUT : EPOLLIN), tag(ci));
       c.write_armed = r.wants_write;
     }
     return;
@@ -407,7 +409,7 @@ void LoadWorker::on_connected(uint32_t ci) {
   }
   ++stats_.connects.opened;
   c.state = ConnState::kOpen;
-  loop_->modify(c.transport->fd(), EPOLLIN, tag(ci));
+  loop_->modify(c.transport->fd(), interest(EPOLLIN), tag(ci));
   c.write_armed = false;
   saw_target(now);
   if (!h2()) {
@@ -554,7 +556,7 @@ void LoadWorker::flush(uint32_t ci) {
     }
     if (r.status == net::IoStatus::kWouldBlock) {
       if (!c.write_armed) {
-        loop_->modify(c.transport->fd(), EPOLLIN | EPOLLOUT, tag(ci));
+        loop_->modify(c.transport->fd(), interest(EPOLLIN | EPOLLOUT), tag(ci));
         c.write_armed = true;
       }
       return;
@@ -568,12 +570,12 @@ void LoadWorker::flush(uint32_t ci) {
   c.out_counted = 0;
   c.segments.clear();
   if (c.write_armed) {
-    loop_->modify(c.transport->fd(), EPOLLIN, tag(ci));
+    loop_->modify(c.transport->fd(), interest(EPOLLIN), tag(ci));
     c.write_armed = false;
   }
 }
 
-void LoadWorker::read_some(uint32_t ci) {
+void LoadWorker::read_some(uint32_t ci, bool until_closed) {
   Connection& c = conns_[ci];
   const uint32_t generation = c.generation;
   while (true) {
@@ -601,7 +603,7 @@ void LoadWorker::read_some(uint32_t ci) {
       }
       if (c.generation != generation) return;
       // All there is for now (a part has arrived), unless TLS holds more.
-      if (r.bytes < read_buffer_.size() && !c.transport->buffered()) {
+      if (r.bytes < read_buffer_.size() && !c.transport->buffered() && !until_closed) {
         if (!h2() && !c.awaiting.empty() && c.parser.received_any()) {
           lanes_[c.awaiting.front()].partial_at = config_.clock->now();
         }
