@@ -115,9 +115,14 @@ TEST(OpenLoop, AutoSpinAdaptsToAHostThatWakesLate) {
   ASSERT_TRUE(adapted) << adapted.status().message();
   const core::RunStats& s = adapted->stats;
   // The window grew to the 2 ms lateness: sends leave on time, for spinning counted apart (one
-  // in SpinWindow::kProbeEvery may be late, the probing sleep; the bound leaves room for a busy
-  // host's scheduling besides).
-  EXPECT_LE(s.late, s.sent / 10) << s.late << " of " << s.sent << " sent over 1 ms late";
+  // in SpinWindow::kProbeEvery may be late, the probing sleep). The median send, not the count
+  // over 1 ms: on a host whose CPUs are both busy (a build beside the test) the spinning thread
+  // also loses its CPU for whole time slices, a third of the sends late, whatever the window.
+  const int64_t asleep_p50 = asleep.send_lag_ns.value_at_percentile(50);
+  const int64_t adapted_p50 = s.send_lag_ns.value_at_percentile(50);
+  EXPECT_LT(adapted_p50, asleep_p50 / 4)
+      << "p50 send lag " << adapted_p50 << " ns against " << asleep_p50 << " sleeping; " << s.late
+      << " of " << s.sent << " sent over 1 ms late";
   EXPECT_GT(s.client_spin_ns, 0);
   EXPECT_EQ(s.completed, s.sent);
   expect_accounted(s);

@@ -93,6 +93,7 @@ TEST(SpinWindow, StartsAgainFromAFewQuickProbesAfterASlowStretch) {
   EXPECT_EQ(w.window().count(), 2'000'000 - SpinWindow::kLagAllowance);
   probe(w, 60'000);
   EXPECT_EQ(w.p99_lateness_ns(), 60'000);  // the slowest probe
+  EXPECT_EQ(w.p75_lateness_ns(), 60'000);
   EXPECT_EQ(w.window().count(), 60'000 - SpinWindow::kLagAllowance);
   EXPECT_FALSE(w.probe_due());
   // The estimate then grows as at the start: the next refresh comes at kFirstRefresh samples.
@@ -102,21 +103,47 @@ TEST(SpinWindow, StartsAgainFromAFewQuickProbesAfterASlowStretch) {
   EXPECT_EQ(w.p99_lateness_ns(), 1'000'000);
 }
 
-TEST(SpinWindow, KeepsSpinningWhileAnyProbeInARowIsSlow) {
+TEST(SpinWindow, RestartsOnlyAfterARowOfQuickProbes) {
   SpinWindow w;
   record(w, SpinWindow::kSamples, 2'000'000);
   const int64_t spinning = w.window().count();
-  for (int round = 0; round < 3; ++round) {
-    for (size_t i = 0; i + 1 < SpinWindow::kProbesToRecover; ++i) probe(w, 30'000);
-    probe(w, 2'000'000);  // one probe in each row still woke as late as the window's p99
-    EXPECT_EQ(w.window().count(), spinning) << "round " << round;
-  }
-  // A plain sleep between probes breaks the row: 7 quick probes before it and 1 after it are no
-  // row of 8.
+  // A slow probe ends the row wherever it comes: 4 quick, 1 as slow as the ring, 7 quick.
+  for (int i = 0; i < 4; ++i) probe(w, 30'000);
+  probe(w, 2'000'000);
   for (size_t i = 0; i + 1 < SpinWindow::kProbesToRecover; ++i) probe(w, 30'000);
-  w.record_lateness(30'000);
-  probe(w, 30'000);
   EXPECT_EQ(w.window().count(), spinning);
+  probe(w, 30'000);  // the 8th quick one in a row
+  EXPECT_EQ(w.window().count(), 0);
+  // A plain sleep between probes ends the row too.
+  SpinWindow v;
+  record(v, SpinWindow::kSamples, 2'000'000);
+  for (size_t i = 0; i + 1 < SpinWindow::kProbesToRecover; ++i) probe(v, 30'000);
+  v.record_lateness(30'000);
+  probe(v, 30'000);
+  EXPECT_EQ(v.window().count(), spinning);
+}
+
+TEST(SpinWindow, ProbesFromAnUnchangedHostSeldomRestart) {
+  // Review: judged against the p99, 8 probes drawn from the ring's own spread restart it 92 % of
+  // the time (0.99^8), so a host whose p99 stays above the gap was reset every 2,048 sends.
+  // Against the p75 it is 10 % (0.75^8).
+  SpinWindow w;
+  uint64_t x = 42;
+  auto spread = [&x] {  // 0..2 ms, uniform (a 64-bit LCG's high bits)
+    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<int64_t>((x >> 33) % 2'000'000);
+  };
+  for (size_t i = 0; i < SpinWindow::kSamples; ++i) w.record_lateness(spread());
+  ASSERT_GT(w.window().count(), 1'800'000);
+  int restarts = 0;
+  for (size_t i = 0; i < 100 * SpinWindow::kProbesToRecover; ++i) {
+    probe(w, spread());
+    if (w.p75_lateness_ns() == w.p99_lateness_ns()) {  // a restart sets both to its slowest
+      ++restarts;                                      // the host's own spread fills the ring again
+      for (size_t k = 0; k < SpinWindow::kSamples; ++k) w.record_lateness(spread());
+    }
+  }
+  EXPECT_LE(restarts, 25) << "of about 100 rows of 8 probes";
 }
 
 TEST(SpinWindow, ForgetsWakeUpsOlderThanItsRing) {
