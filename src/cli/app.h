@@ -1,6 +1,6 @@
 // The knee command line as one CLI::App: every subcommand with its options, built the same way
 // for the binary (main.cc) and for the generators of its man pages and bash completion
-// (cli/docgen.h), so `man knee-sweep` and tab completion cannot drift from `knee sweep --help`.
+// (docgen/docgen.h), so `man knee-sweep` and tab completion cannot drift from `knee sweep --help`.
 #pragma once
 
 #include <CLI/CLI.hpp>

@@ -147,7 +147,7 @@ void LoadFlags::add_tls_flags(CLI::App& app) {
       ->type_name("FILE");
   app.add_option("--key", key, "https: private key (PEM) of --cert")->type_name("FILE");
   app.add_option("--tls", tls_version, "https: speak only this TLS version, 1.2 or 1.3")
-      ->type_name("1.2|1.3");  // the values man pages and completion offer (cli/docgen.h)
+      ->type_name("1.2|1.3");  // the values man pages and completion offer (docgen/docgen.h)
   app.add_flag("--no-tls-resume", no_tls_resume,
                "https: a full handshake on every connect instead of resuming the last session");
 }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The man pages and the bash completion are generated from the option table (src/cli/docgen.cc):
+# The man pages and the bash completion are generated from the option table (src/docgen/docgen.cc):
 # every flag `knee SUB --help` lists (and `knee SUB SUBSUB --help`) is in knee-SUB(1), each page
 # renders with man(1) without warnings, tab completion offers subcommands, flags and enumerated
 # values, and `knee --version` names the version that results record.

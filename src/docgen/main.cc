@@ -1,5 +1,5 @@
-// knee-docgen: writes knee's man pages and bash completion from its option table (cli/docgen.h).
-// Run by the build (src/cli/CMakeLists.txt), not installed.
+// knee-docgen: writes knee's man pages and bash completion from its option table (docgen/docgen.h).
+// Run by the build (src/docgen/CMakeLists.txt), not installed.
 //   knee-docgen MANDIR COMPLETION   writes MANDIR/knee.1, MANDIR/knee-SUB.1 for each subcommand,
 //                                   and the bash completion script to the file COMPLETION; each
 //                                   file whole or not at all. Exit 1 when one cannot be written.
@@ -9,9 +9,9 @@
 #include <string>
 
 #include "cli/app.h"
-#include "cli/docgen.h"
 #include "core/files.h"
 #include "core/version.h"
+#include "docgen/docgen.h"
 
 int main(int argc, char** argv) {
   if (argc != 3) {
@@ -29,12 +29,12 @@ int main(int argc, char** argv) {
     if (!st) fmt::print(stderr, "knee-docgen: {}\n", st.message());
     return static_cast<bool>(st);
   };
-  bool ok = write(dir + "/knee.1", knee::cli::man_page(app->cli, nullptr, version));
+  bool ok = write(dir + "/knee.1", knee::docgen::man_page(app->cli, nullptr, version));
   for (const CLI::App* sub : app->subs) {
     ok = write(dir + "/knee-" + sub->get_name() + ".1",
-               knee::cli::man_page(app->cli, sub, version)) &&
+               knee::docgen::man_page(app->cli, sub, version)) &&
          ok;
   }
-  ok = write(completion, knee::cli::bash_completion(app->cli)) && ok;
+  ok = write(completion, knee::docgen::bash_completion(app->cli)) && ok;
   return ok ? 0 : 1;
 }

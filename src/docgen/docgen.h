@@ -1,5 +1,5 @@
 // Man pages and bash completion generated from the CLI11 option table (cli/app.h), at build time
-// by the knee-docgen tool (docgen_main.cc), so neither can drift from --help.
+// by the knee-docgen tool (main.cc), so neither can drift from --help.
 //
 // Man pages are roff for man(7): knee(1) lists the subcommands, knee-SUB(1) documents one
 // subcommand with every option and, where it has its own subcommands (lab, model), a subsection
@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-namespace knee::cli {
+namespace knee::docgen {
 
 // The values an option accepts when they are a fixed set ({"uniform", "poisson"}); empty when
 // any value goes. Read from an IsMember validator ("TEXT:{a,b}") or a type name "a|b".
@@ -24,4 +24,4 @@ std::string man_page(const CLI::App& root, const CLI::App* sub, const std::strin
 // The bash completion script for the whole command line.
 std::string bash_completion(const CLI::App& root);
 
-}  // namespace knee::cli
+}  // namespace knee::docgen
