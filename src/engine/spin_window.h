@@ -25,9 +25,10 @@
 // woke earlier than the ring's p75 restart the estimate from them, as at the start: once the host
 // is quick again the spinning stops within kProbeEvery x kProbesToRecover sends (2 s at 1,000
 // req/s). The p75, not the p99: on a host that has not changed, 8 probes from the ring's own
-// spread all fall below its p99 92 % of the time, below its p75 10 % (0.75^8); each such restart
-// costs one stretch of sleeping under a p90 window (about 10 % of up to 128 sends late) until the
-// refreshes raise it again, about 0.1 % of sends in all, beside the probes' 1 in kProbeEvery.
+// spread all fall below its p99 92 % of the time, below its p75 10 % (0.75^8): a needless restart
+// about once in 40 probes (10,000 sends), each costing one stretch of sleeping under a p90 window
+// (about 10 % of up to 128 sends late) until the refreshes raise it again, so 0.1-0.3 % of sends
+// in all, beside the probes' 1 in kProbeEvery.
 //
 // Not thread-safe: one per load worker, used on its thread.
 #pragma once
