@@ -198,11 +198,11 @@ class LoadWorker final : public ConnectionPool, private http::H2Client::Listener
   // The epoll interest for a connection. Over plain TCP edge-triggered, so the kernel does not
   // poll each ready socket a second time per wait as level-triggered epoll does (about 2 % of
   // the client's CPU per request against one nginx worker at 64 connections, none measurable at
-  // 1,000; peers.sh, 2026-12-02): read_some
-  // stops at a short read, which empties the socket, and every later arrival is a new edge. A
-  // peer's FIN already queued behind the data is no later arrival, so EPOLLRDHUP is asked for
-  // and, when reported, read_some reads on to the end (nginx's reading of EPOLLRDHUP). Over TLS
-  // level-triggered: a short read of plaintext can leave a whole record in the socket.
+  // 1,000; peers.sh, 2026-12-02): read_some stops at a short read, which empties the socket, and
+  // every later arrival is a new edge. A peer's FIN already queued behind the data is no later
+  // arrival, so EPOLLRDHUP is asked for and, when reported, read_some reads on to the end
+  // (nginx's reading of EPOLLRDHUP). Over TLS level-triggered: a short read of plaintext can
+  // leave a whole record in the socket.
   uint32_t interest(uint32_t events) const {
     return config_.tls != nullptr ? events : events | EPOLLET | EPOLLRDHUP;
   }
