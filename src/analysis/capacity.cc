@@ -31,7 +31,7 @@ Status validate(const CapacityOptions& o) {
   if (o.confirm_repeats < 0 || o.confirm_repeats > 100)
     return Status::invalid_argument("capacity: confirm repeats must be from 0 to 100");
   if (o.max_steps < 1) return Status::invalid_argument("capacity: max_steps must be >= 1");
-  return Status::ok();
+  return Status::success();
 }
 
 // The highest rate that passed every step measured at it.

@@ -145,7 +145,8 @@ NetworkFloor network_floor(GeoPoint a, GeoPoint b, double fibre_factor) {
 }
 
 Status check_fibre_factor(double fibre_factor) {
-  if (std::isfinite(fibre_factor) && fibre_factor > 0 && fibre_factor <= 1) return Status::ok();
+  if (std::isfinite(fibre_factor) && fibre_factor > 0 && fibre_factor <= 1)
+    return Status::success();
   return Status::invalid_argument(
       fmt::format("--fibre-factor {}: must be in (0, 1], the speed of light in fibre as a "
                   "fraction of c; default {:.4f} (2/3)",

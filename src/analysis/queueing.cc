@@ -27,7 +27,7 @@ Status check_rates(const char* model, double lambda_rps, double mu_rps) {
     return Status::invalid_argument(fmt::format(
         "{}: arrival rate lambda must be a number >= 0 (req/s), got {}", model, lambda_rps));
   }
-  return Status::ok();
+  return Status::success();
 }
 
 // Fills Lq and L from Wq and W by Little's law.

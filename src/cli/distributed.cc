@@ -16,7 +16,7 @@ Status Distributed::join(const LoadFlags& flags, const OutputFlags& outputs) {
   if (!group) return group.status();
   group_ = std::move(group).value();
   if (!group_) {
-    if (outputs.json_parts.empty()) return Status::ok();
+    if (outputs.json_parts.empty()) return Status::success();
     return Status::invalid_argument(
         "--json-parts: only under mpirun; alone, --json is this process's whole result");
   }
@@ -30,7 +30,7 @@ Status Distributed::join(const LoadFlags& flags, const OutputFlags& outputs) {
         "merged result holds the whole load's histograms");
   }
   outputs_ = outputs;
-  return Status::ok();
+  return Status::success();
 }
 
 Status Distributed::ready(Status local) {
@@ -50,15 +50,15 @@ Status Distributed::ready(Status local) {
   auto offsets = group_->clock_offsets();
   if (!offsets) return offsets.status();
   offsets_ = std::move(offsets).value();
-  return Status::ok();
+  return Status::success();
 }
 
 Status Distributed::split(engine::Plan& plan) const {
-  if (!group_) return Status::ok();
+  if (!group_) return Status::success();
   if (Status s = engine::split_plan(plan, group_->rank(), group_->size()); !s) {
     return Status::invalid_argument(fmt::format("mpirun -np {}: {}", group_->size(), s.message()));
   }
-  return Status::ok();
+  return Status::success();
 }
 
 engine::PlanResult Distributed::run(const engine::Plan& plan, const engine::PlanControl& control) {

@@ -41,7 +41,7 @@ Status check_flags(const CLI::App& app) {
         "--timeout, --sample-every, --json, --html, --server-pid, --adapter)",
         flag));
   }
-  return Status::ok();
+  return Status::success();
 }
 
 // The disk behind the files the tool used (the first that has one), and their filesystem.

@@ -22,7 +22,7 @@ struct ExecSweepFlags {
   bool given(const CLI::App& app) const { return app.count("--exec") > 0; }
   // For an HTTP sweep: --adapter without --exec is refused (kInvalidArgument).
   static core::Status check_unused(const CLI::App& app) {
-    if (app.count("--adapter") == 0) return core::Status::ok();
+    if (app.count("--adapter") == 0) return core::Status::success();
     return core::Status::invalid_argument(
         "--adapter: only with --exec 'COMMAND with {N}' (an HTTP sweep reads its own responses)");
   }

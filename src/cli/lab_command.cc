@@ -123,7 +123,7 @@ class LabCommand final : public Subcommand {
             fmt::format("{}: empty; give a folder or URL, or leave the flag out", flag));
       }
     }
-    return Status::ok();
+    return Status::success();
   }
 
   int run_data() {

@@ -119,7 +119,7 @@ Status LoadFlags::distribute(engine::Plan& plan, bool shared_target,
     plan.start_at_epoch_s = *at;
     plan.run_slot_s = engine::plan_run_slot_s(plan);
   }
-  return Status::ok();
+  return Status::success();
 }
 
 void LoadFlags::add_protocol_flags(CLI::App& app) {
@@ -203,7 +203,7 @@ void OutputFlags::add_to(CLI::App& app) {
 
 Status LoadFlags::check_open_loop_only(const CLI::App& app, bool open_loop,
                                        std::string_view rate_flag) {
-  if (open_loop) return Status::ok();
+  if (open_loop) return Status::success();
   for (const char* flag : {"--arrival", "--seed"}) {
     if (app.count(flag) > 0) {
       return Status::invalid_argument(fmt::format(
@@ -212,7 +212,7 @@ Status LoadFlags::check_open_loop_only(const CLI::App& app, bool open_loop,
           flag, rate_flag));
     }
   }
-  return Status::ok();
+  return Status::success();
 }
 
 void OutputFlags::resolve(const CLI::App& app, std::string& url) {

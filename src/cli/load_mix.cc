@@ -54,7 +54,7 @@ Result<std::optional<double>> LoadFlags::mix_options(engine::LoadOptions& o) con
 }
 
 Status LoadFlags::stage_options(engine::LoadOptions& o) const {
-  if (stages.empty()) return Status::ok();
+  if (stages.empty()) return Status::success();
   if (rate_given || duration_given || requests_given) {
     return Status::invalid_field(
         "stages", "not with -r, -d or -n: the stages set the rate and how long the run lasts");
@@ -72,7 +72,7 @@ Status LoadFlags::stage_options(engine::LoadOptions& o) const {
   o.duration = profile.total() - o.warmup;
   o.interval = std::chrono::seconds(1);  // the report's timeline
   if (connections_given) o.max_connections = connections;
-  return Status::ok();
+  return Status::success();
 }
 
 }  // namespace knee::cli

@@ -41,7 +41,7 @@ Status LoadFlags::protocol_options(const http::Url* target, engine::LoadOptions&
     return Status::invalid_field("pipeline", "HTTP/1.1 only; HTTP/2 has --streams");
   }
   out.per_connection = out.h2 ? streams : pipeline;
-  return Status::ok();
+  return Status::success();
 }
 
 Status LoadFlags::tls_options(const http::Url* target, net::TlsOptions& out) const {
@@ -77,7 +77,7 @@ Status LoadFlags::tls_options(const http::Url* target, net::TlsOptions& out) con
   }
   // The files themselves are read, and a missing, unreadable or mismatched one named, by
   // net::TlsContext::create as the run starts, before any network is touched.
-  return Status::ok();
+  return Status::success();
 }
 
 namespace {

@@ -76,14 +76,14 @@ report::LoadParams load_params(const engine::LoadOptions& o, const std::string& 
 }
 
 Status check_server_pid(std::optional<int> pid) {
-  if (!pid) return Status::ok();
+  if (!pid) return Status::success();
   if (*pid <= 0 || (::kill(*pid, 0) != 0 && errno == ESRCH)) {
     return Status::invalid_argument(fmt::format(
         "--server-pid: no process {} is running; give the pid of the server under test, e.g. "
         "--server-pid $(pgrep -o nginx)",
         *pid));
   }
-  return Status::ok();
+  return Status::success();
 }
 
 void TargetFlags::add_to(CLI::App& app) {
@@ -150,13 +150,13 @@ core::ResourceUse HostObserver::stop() {
 Status FileOrStdout::open(std::string_view flag, std::string path,
                           const std::vector<std::string>& inputs) {
   to_stdout_ = path == "-";
-  return to_stdout_ ? Status::ok() : file_.open(flag, std::move(path), inputs);
+  return to_stdout_ ? Status::success() : file_.open(flag, std::move(path), inputs);
 }
 
 Status FileOrStdout::write(const std::string& text) {
   if (!to_stdout_) return file_.write(text);
   fmt::print("{}", text);
-  return Status::ok();
+  return Status::success();
 }
 
 Status HlogOutput::open(std::string path) {
@@ -226,7 +226,7 @@ Status ResultFiles::write(const report::Document& doc, const std::string& text) 
     if (!page) return page.status();
     if (Status s = html.write(*page); !s) return s;
   }
-  return Status::ok();
+  return Status::success();
 }
 
 std::string json_text(const report::Document& doc) { return report::to_json(doc).dump(2) + "\n"; }

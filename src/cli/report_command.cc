@@ -152,15 +152,15 @@ class ReportCommand final : public Subcommand {
           "--from {} --to {}: the range ends before it starts; give --from no later than --to",
           *from_s_, *to_s_));
     }
-    return Status::ok();
+    return Status::success();
   }
 
   // --tag names a tag some interval carries; else the tags there are.
   Status check_tag(const std::vector<report::HlogInterval>& all) const {
-    if (!tag_) return Status::ok();
+    if (!tag_) return Status::success();
     std::vector<std::string> tags;
     for (const report::HlogInterval& i : all) {
-      if (i.tag == *tag_) return Status::ok();
+      if (i.tag == *tag_) return Status::success();
       if (!i.tag.empty() && std::find(tags.begin(), tags.end(), i.tag) == tags.end()) {
         tags.push_back(i.tag);
       }

@@ -198,7 +198,7 @@ class RunCommand final : public Subcommand {
             key, engine::kScenarioForm));
       }
     }
-    return Status::ok();
+    return Status::success();
   }
 
   // --strict: every open-loop repeat sent >= 99 % of its schedule; else says so on stderr.

@@ -44,7 +44,7 @@ core::Status ServerLimitFlags::apply(lab::ServerOptions& options) const {
   options.max_connections = max_connections;
   options.max_header_bytes = max_header_bytes;
   options.max_body_bytes = max_body_bytes;
-  return core::Status::ok();
+  return core::Status::success();
 }
 
 std::string ServerLimitFlags::flag_for(const std::string& field) {

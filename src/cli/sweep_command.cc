@@ -223,7 +223,7 @@ class SweepCommand final : public Subcommand {
             "--server-wait/--server-cpu/--server-threads/--server-tls: only without a URL (they "
             "configure the built-in lab server)");
       }
-      return Status::ok();
+      return Status::success();
     }
     if (flags_.h2 && !server_tls_) {
       return Status::invalid_argument(
@@ -239,7 +239,7 @@ class SweepCommand final : public Subcommand {
           fmt::format("{}: only with a URL; without one knee knows its own server",
                       target_.stack ? "--stack" : "--server-pid"));
     }
-    return Status::ok();
+    return Status::success();
   }
 };
 

@@ -64,7 +64,7 @@ Status OutputFile::open(std::string_view flag, std::string path,
                         const std::vector<std::string>& inputs) {
   flag_ = flag;
   path_ = std::move(path);
-  if (path_.empty()) return Status::ok();
+  if (path_.empty()) return Status::success();
   for (const std::string& input : inputs) {
     if (input == path_ || same_file(input, path_)) {
       return Status::invalid_argument(fmt::format(
@@ -98,7 +98,7 @@ Status OutputFile::open(std::string_view flag, std::string path,
     return Status::invalid_argument(
         fmt::format("{}: cannot write '{}'; give a writable file path", flag_, path_));
   }
-  return Status::ok();
+  return Status::success();
 }
 
 Status OutputFile::commit() {
@@ -118,7 +118,7 @@ Status OutputFile::commit() {
         fmt::format("{}: cannot write '{}': {}", flag_, path_, std::strerror(errno)));
   }
   temp_path_.clear();
-  return Status::ok();
+  return Status::success();
 }
 
 Status OutputFile::write(const std::string& text) {

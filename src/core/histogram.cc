@@ -65,7 +65,7 @@ Status Histogram::check_parameters(int64_t lowest_discernible_value,
         "buckets",
         lowest_discernible_value, significant_digits));
   }
-  return Status::ok();
+  return Status::success();
 }
 
 Result<Histogram> Histogram::create(int64_t lowest_discernible_value,
@@ -145,7 +145,7 @@ void Histogram::reset() {
 Status Histogram::restore_extremes(int64_t min, int64_t max, int64_t clamped_count) {
   if (total_count_ == 0) {
     return min == 0 && max == 0 && clamped_count == 0
-               ? Status::ok()
+               ? Status::success()
                : Status::invalid_argument("an empty histogram has no min, max or clamped values");
   }
   // The counters' own bounds: min_ and max_ are the lowest and highest recorded bucket's values.
@@ -163,7 +163,7 @@ Status Histogram::restore_extremes(int64_t min, int64_t max, int64_t clamped_cou
   min_ = min;
   max_ = max;
   clamped_count_ = clamped_count;
-  return Status::ok();
+  return Status::success();
 }
 
 double Histogram::mean() const {

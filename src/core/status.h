@@ -32,7 +32,9 @@ class Status {
   };
 
   Status() = default;  // ok
-  static Status ok() { return Status(); }
+  // The success value. Not named ok(): a static ok() also compiles as `st.ok()` on any Status,
+  // which is always a success and so always true; test a Status with is_ok() or its bool.
+  static Status success() { return Status(); }
   static Status invalid_argument(std::string msg) {
     return {Code::kInvalidArgument, std::move(msg)};
   }
@@ -102,7 +104,7 @@ class Result {
   const T* operator->() const { return &value(); }
 
   // The failure; ok() when this holds a value.
-  Status status() const { return has_value() ? Status::ok() : std::get<Status>(v_); }
+  Status status() const { return has_value() ? Status::success() : std::get<Status>(v_); }
 
  private:
   std::variant<T, Status> v_;

@@ -459,7 +459,7 @@ Status check_template(std::string_view command_template) {
         "no {{N}} in '{}': put {{N}} where the level goes, e.g. 'fio ... --iodepth={{N}}'",
         command_template));
   }
-  return Status::ok();
+  return Status::success();
 }
 
 Result<CommandResult> run_command(const std::string& command, core::Nanos timeout,

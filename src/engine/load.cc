@@ -124,7 +124,7 @@ Status LoadOptions::validate() const {
     }
   }
   if (auto compiled = http::RequestTemplate::compile(request); !compiled) return compiled.status();
-  return Status::ok();
+  return Status::success();
 }
 
 int LoadOptions::default_pool_size(double rate_rps) {
@@ -256,7 +256,7 @@ Status check_placeholders(std::string_view target, std::string_view field) {
                       rest.substr(0, 12)));
     }
   }
-  return Status::ok();
+  return Status::success();
 }
 
 namespace {
@@ -288,7 +288,7 @@ Status check_h2c(const net::SocketAddress& address, core::Nanos timeout) {
         "the server's first frame after the HTTP/2 preface is of type {} instead of SETTINGS",
         static_cast<int>(static_cast<unsigned char>(frame[3]))));
   }
-  return Status::ok();
+  return Status::success();
 }
 
 }  // namespace

@@ -583,7 +583,7 @@ void LoadWorker::read_some(uint32_t ci, bool until_closed) {
     if (r.status == net::IoStatus::kDone) {
       if (h2()) {
         const Status received = c.h2->receive(std::string_view(read_buffer_.data(), r.bytes));
-        if (!received.ok() && !c.h2->ready()) {
+        if (!received.is_ok() && !c.h2->ready()) {
           // Not HTTP/2 from its first bytes (an HTTP/1.1 server answering the preface): counted,
           // and the next connect waits, so a wrong --h2c does not spin connecting.
           if (config_.phases.measured(config_.clock->now())) {
@@ -593,7 +593,7 @@ void LoadWorker::read_some(uint32_t ci, bool until_closed) {
           release(ci, /*retry=*/true);
           return;
         }
-        if (!received.ok()) {
+        if (!received.is_ok()) {
           fail_connection(ci, ErrorKind::kParse, received.message(), ErrorKind::kParse,
                           received.message());
           return;
@@ -726,7 +726,7 @@ void LoadWorker::after_h2_io(uint32_t ci) {
   const size_t before = c.out.size();
   const Status pulled = session.pull(c.out);
   if (c.out.size() > before) c.segments.push_back(Segment{c.out.size(), c.measured_busy > 0});
-  if (!pulled.ok()) {
+  if (!pulled.is_ok()) {
     fail_connection(ci, ErrorKind::kParse, pulled.message(), ErrorKind::kParse, pulled.message());
     return;
   }

@@ -123,7 +123,7 @@ core::Status split_plan(Plan& plan, int index, int count) {
       o = std::move(share).value();
     }
   }
-  return core::Status::ok();
+  return core::Status::success();
 }
 
 namespace {

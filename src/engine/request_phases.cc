@@ -56,7 +56,7 @@ class PhaseTimer {
     auto t = http::RequestTemplate::compile(options_.request);
     if (!t) return t.status();
     request_ = std::move(t).value();
-    return Status::ok();
+    return Status::success();
   }
 
   // Runs attempt number `seq` (0-based). A Status only when the target cannot be reached on the
@@ -276,7 +276,7 @@ Status RequestPhasesOptions::validate() const {
   if (timeout.count() <= 0) {
     return Status::invalid_field("timeout", "give a duration > 0, like 5s or 500ms");
   }
-  return Status::ok();
+  return Status::success();
 }
 
 Result<RequestPhasesResult> measure_request_phases(const RequestPhasesOptions& options,

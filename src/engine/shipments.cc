@@ -29,7 +29,7 @@ core::Status ShipmentDraw::validate() const {
                             "id ranked k is asked for 1/k as often as the first)",
                             *zipf));
   }
-  return core::Status::ok();
+  return core::Status::success();
 }
 
 ShipmentPicker::ShipmentPicker(const ShipmentDraw& draw, uint64_t seed)

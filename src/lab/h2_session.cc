@@ -127,7 +127,7 @@ Status H2ServerSession::receive(std::string_view bytes, core::TimePoint now) {
   if (n < 0) {
     return Status::io_error(fmt::format("HTTP/2: {}", nghttp2_strerror(static_cast<int>(n))));
   }
-  return Status::ok();
+  return Status::success();
 }
 
 Status H2ServerSession::pull(std::string& out) {
@@ -137,7 +137,7 @@ Status H2ServerSession::pull(std::string& out) {
     if (n < 0) {
       return Status::io_error(fmt::format("HTTP/2: {}", nghttp2_strerror(static_cast<int>(n))));
     }
-    if (n == 0) return Status::ok();
+    if (n == 0) return Status::success();
     out.append(reinterpret_cast<const char*>(data), static_cast<size_t>(n));
   }
 }

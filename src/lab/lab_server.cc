@@ -33,7 +33,7 @@ Status check_port_free(const net::SocketAddress& addr) {
   if (::bind(probe.get(), reinterpret_cast<const sockaddr*>(&addr.storage), addr.length) != 0) {
     return Status::from_errno("bind " + addr.to_string(), errno);
   }
-  return Status::ok();
+  return Status::success();
 }
 
 Status validate(const ServerOptions& o) {
@@ -64,7 +64,7 @@ Status validate(const ServerOptions& o) {
                                  fmt::format("must be 256 to {} bytes, got {}",
                                              http::kMaxHeaderSectionLimit, o.max_header_bytes));
   }
-  return Status::ok();
+  return Status::success();
 }
 
 // Raises the soft open-file limit to the hard one (net::raise_open_file_limit) and derives or

@@ -37,7 +37,7 @@ Status pin_to(const std::vector<int>& cpus) {
   for (int c : cpus) CPU_SET(static_cast<size_t>(c), &set);
   if (sched_setaffinity(0, sizeof set, &set) != 0)
     return Status::from_errno("sched_setaffinity", errno);
-  return Status::ok();
+  return Status::success();
 }
 
 Result<ServerProcess> ServerProcess::start(const std::vector<std::string>& serve_args,

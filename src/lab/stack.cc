@@ -244,7 +244,7 @@ Status await_cache(const StackPart& p, std::chrono::steady_clock::time_point dea
     }
     std::this_thread::sleep_for(20ms);
   }
-  return Status::ok();
+  return Status::success();
 }
 
 // ---- PostgreSQL of the stack's own
@@ -283,7 +283,7 @@ Status run_to_end(std::vector<std::string> argv, const std::string& log, bool as
   int status = 0;
   while (::waitpid(*pid, &status, 0) < 0 && errno == EINTR) {
   }
-  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return Status::ok();
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return Status::success();
   return Status::unavailable(fmt::format("{} failed{}", what, log_tail(log)));
 }
 
@@ -369,7 +369,7 @@ Status await_replica(StackPart& p, std::chrono::steady_clock::time_point deadlin
     }
     std::this_thread::sleep_for(20ms);
   }
-  return Status::ok();
+  return Status::success();
 }
 
 }  // namespace
@@ -442,7 +442,7 @@ Status StackSpec::validate() const {
                       w));
     }
   }
-  return Status::ok();
+  return Status::success();
 }
 
 std::string nginx_config(const StackSpec& spec, const std::vector<StackPart>& replicas) {
@@ -790,7 +790,7 @@ Status stack_down(const Stack& stack) {
   }
   std::error_code ec;
   std::filesystem::remove(stack_file(stack.dir), ec);
-  return Status::ok();
+  return Status::success();
 }
 
 }  // namespace knee::lab

@@ -37,7 +37,7 @@ Status EventLoop::add(int fd, uint32_t events, uint64_t tag) {
   if (::epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, fd, &e) != 0) {
     return Status::from_errno("epoll_ctl ADD", errno);
   }
-  return Status::ok();
+  return Status::success();
 }
 
 Status EventLoop::modify(int fd, uint32_t events, uint64_t tag) {
@@ -47,7 +47,7 @@ Status EventLoop::modify(int fd, uint32_t events, uint64_t tag) {
   if (::epoll_ctl(epoll_.get(), EPOLL_CTL_MOD, fd, &e) != 0) {
     return Status::from_errno("epoll_ctl MOD", errno);
   }
-  return Status::ok();
+  return Status::success();
 }
 
 void EventLoop::remove(int fd) { ::epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, fd, nullptr); }

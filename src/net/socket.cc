@@ -147,7 +147,7 @@ Status check_reachable(const SocketAddress& addr, core::Nanos timeout) {
     return Status::from_errno("connect " + addr.to_string(), err)
         .with_code(Status::Code::kUnavailable);
   }
-  return Status::ok();
+  return Status::success();
 }
 
 Result<Fd> listen_tcp(const SocketAddress& addr, bool reuse_port, int backlog, Blocking blocking) {

@@ -70,7 +70,7 @@ Status make_self_signed(SSL_CTX* ctx) {
       SSL_CTX_use_PrivateKey(ctx, key.get()) != 1) {
     return Status::io_error("TLS: cannot make a certificate: " + openssl_reason());
   }
-  return Status::ok();
+  return Status::success();
 }
 
 extern "C" int no_pass_phrase(char*, int, int, void* asked) {

@@ -49,7 +49,7 @@ core::Status send_all(Transport& t, std::string_view data, std::string_view what
     }
     return core::Status::from_errno(what, r.status == IoStatus::kWouldBlock ? ETIMEDOUT : r.error);
   }
-  return core::Status::ok();
+  return core::Status::success();
 }
 
 core::Status recv_exactly(Transport& t, std::span<char> buffer, std::string_view what) {
@@ -65,7 +65,7 @@ core::Status recv_exactly(Transport& t, std::span<char> buffer, std::string_view
                                                       : r.error;
     return core::Status::from_errno(what, err);
   }
-  return core::Status::ok();
+  return core::Status::success();
 }
 
 }  // namespace knee::net

@@ -42,7 +42,7 @@ Status exec(sqlite3* db, const char* sql) {
   if (sqlite3_exec(db, sql, nullptr, nullptr, nullptr) != SQLITE_OK) {
     return sqlite_error(db, fmt::format("exec '{}'", sql));
   }
-  return Status::ok();
+  return Status::success();
 }
 
 // 20000 -> "20,000".

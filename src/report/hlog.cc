@@ -162,7 +162,7 @@ Status decode_counts(std::span<const uint8_t> payload, Histogram& h) {
   for (size_t k = 0; k < non_zero.size(); ++k) {
     record_counter(h, non_zero[k].first, non_zero[k].second, k == 0, k + 1 == non_zero.size());
   }
-  return Status::ok();
+  return Status::success();
 }
 
 Result<Histogram> decode_plain(std::span<const uint8_t> bytes) {
@@ -214,7 +214,7 @@ class Inflater {
       return decode_error(
           fmt::format("zlib stream ended {} bytes short of the {}", z_.avail_out, what));
     }
-    return Status::ok();
+    return Status::success();
   }
 
   // Checks that the stream ends here and that no input follows it.
@@ -233,7 +233,7 @@ class Inflater {
     if (z_.avail_in != 0) {
       return decode_error(fmt::format("{} bytes follow the zlib stream", z_.avail_in));
     }
-    return Status::ok();
+    return Status::success();
   }
 
  private:
@@ -505,7 +505,7 @@ core::Status HlogWriter::write_interval(double start_s, double length_s, const H
   if (!out_) {
     return Status::io_error(fmt::format("hlog: writing the interval at {:.3f} s failed", start_s));
   }
-  return Status::ok();
+  return Status::success();
 }
 
 core::Result<std::vector<HlogInterval>> read_hlog(std::istream& in) {

@@ -129,7 +129,7 @@ Status check_parts(const std::vector<MergePart>& parts) {
       }
     }
   }
-  return Status::ok();
+  return Status::success();
 }
 
 // Each part's figures at one level, with the offset of its median repeat's start.
@@ -188,7 +188,7 @@ Status check_overlap(const std::vector<PartFigures>& parts, double part_duration
           p.source, p.start_offset_ms / 1e3));
     }
   }
-  return Status::ok();
+  return Status::success();
 }
 
 std::string skew_warning(const std::vector<PartFigures>& parts, double duration_s,

@@ -35,7 +35,7 @@ Status DataSpec::validate() const {
         "sellers", fmt::format("{} sellers; give 1 to 1000000, and no more than the {} records",
                                sellers, records));
   }
-  return Status::ok();
+  return Status::success();
 }
 
 std::string tracking_number(int64_t shipment_id) { return fmt::format("KN{:010}", shipment_id); }

@@ -115,7 +115,7 @@ Status exec(PGconn* c, const char* sql, const std::string& where) {
   if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
     return Status::io_error(fmt::format("{}: {}", where, message_of(c)));
   }
-  return Status::ok();
+  return Status::success();
 }
 
 class PgStore final : public Store {
@@ -176,7 +176,7 @@ class PgStore final : public Store {
       found[i] = std::string_view(PQcmdTuples(r.get())) == "1";
     }
     if (Status s = exec(conn_.get(), "COMMIT", where_ + ": commit"); !s) return lost(s);
-    return Status::ok();
+    return Status::success();
   }
 
   Result<std::string> latest_state_plan() override {
@@ -347,7 +347,7 @@ class PgStore final : public Store {
       }
     }
     PQclear(PQexec(c, "CLOSE billing_ids"));
-    return Status::ok();
+    return Status::success();
   }
 
   Status check_data_set() {
@@ -364,7 +364,7 @@ class PgStore final : public Store {
           "--replace",
           where_));
     }
-    return Status::ok();
+    return Status::success();
   }
 
   Status prepare_all() {
@@ -373,13 +373,13 @@ class PgStore final : public Store {
       PgResult r(PQprepare(conn_.get(), name, sql, n, nullptr));
       if (PQresultStatus(r.get()) != PGRES_COMMAND_OK) return failure("prepare");
     }
-    return Status::ok();
+    return Status::success();
   }
 
   // Re-establishes a broken connection (and its prepared statements); kIoError while the
   // server is away.
   Status ensure_connected() {
-    if (PQstatus(conn_.get()) == CONNECTION_OK) return Status::ok();
+    if (PQstatus(conn_.get()) == CONNECTION_OK) return Status::success();
     PQreset(conn_.get());
     if (PQstatus(conn_.get()) != CONNECTION_OK) {
       return Status::io_error(fmt::format("{}: unavailable: {}", where_, message_of(conn_.get())));
@@ -412,7 +412,7 @@ Status put_copy(PGconn* c, const std::string& rows, const std::string& where) {
   if (PQputCopyData(c, rows.data(), static_cast<int>(rows.size())) != 1) {
     return Status::io_error(fmt::format("{}: copy: {}", where, message_of(c)));
   }
-  return Status::ok();
+  return Status::success();
 }
 
 Status end_copy(PGconn* c, const std::string& where) {
@@ -434,7 +434,7 @@ Status begin_copy(PGconn* c, const char* sql, const std::string& where) {
   if (PQresultStatus(r.get()) != PGRES_COPY_IN) {
     return Status::io_error(fmt::format("{}: {}: {}", where, sql, message_of(c)));
   }
-  return Status::ok();
+  return Status::success();
 }
 
 // The rows of `spec` into the knee_load schema, one COPY of shipments and one of events per

@@ -126,7 +126,7 @@ Status exec(sqlite3* db, std::string_view path, const char* sql) {
     sqlite3_free(error);
     return s;
   }
-  return Status::ok();
+  return Status::success();
 }
 
 Result<Stmt> prepare(sqlite3* db, std::string_view path, const char* sql) {
@@ -210,7 +210,7 @@ class SqliteStore final : public Store {
       found[i] = true;
     }
     if (!step_done(commit_.get())) return rollback("commit");
-    return Status::ok();
+    return Status::success();
   }
 
   Result<std::string> latest_state_plan() override {
@@ -353,7 +353,7 @@ class SqliteStore final : public Store {
       if (!step_done(add->get())) return rollback("add charge");
     }
     if (rc != SQLITE_DONE) return rollback("select shipments");
-    return Status::ok();
+    return Status::success();
   }
 
   Status init() {
@@ -385,7 +385,7 @@ class SqliteStore final : public Store {
       if (!p) return p.status();
       *stmt = std::move(p).value();
     }
-    return Status::ok();
+    return Status::success();
   }
 
   Status rollback(std::string_view what) {
@@ -414,7 +414,7 @@ Status fsync_path(const std::string& path, bool directory) {
   const int rc = ::fsync(fd);
   const int err = errno;
   ::close(fd);
-  return rc == 0 ? Status::ok() : Status::from_errno("fsync " + path, err);
+  return rc == 0 ? Status::success() : Status::from_errno("fsync " + path, err);
 }
 
 // Writes the rows of `spec` into the open database; returns the rows written.

@@ -281,7 +281,7 @@ TEST(LoadOptions, RejectsBadValuesNamingTheField) {
   o.spin = 100us;  // closed loop: nothing is scheduled, so nothing to spin for
   EXPECT_EQ(o.validate().field(), "spin");
   o.rate_rps = 100;
-  EXPECT_TRUE(o.validate().ok());
+  EXPECT_TRUE(o.validate().is_ok());
   o.spin = 11ms;
   EXPECT_EQ(o.validate().field(), "spin");
   o.spin = 0s;

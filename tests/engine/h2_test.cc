@@ -117,6 +117,25 @@ TEST(H2, H2cAgainstAnHttp11ServerIsOneClearErrorBeforeTheRun) {
       << r.status().message();
 }
 
+// Regression: the worker tested nghttp2's errors with `status.ok()`, the static factory of a
+// success, so no error from a session was ever seen; a flood left the requests to time out.
+TEST(H2, ASessionErrorFailsTheConnectionWithNghttp2sReason) {
+  H2Script script;
+  script.ping_flood_after = 3;
+  H2Server server(script);
+  auto r = run_load(h2_options(server.url(), 1, 1));
+  ASSERT_TRUE(r) << r.status().message();
+  const core::RunStats& s = r->stats;
+  uint64_t flooded = 0;
+  for (const auto& [cause, n] : s.causes) {
+    if (cause.find("HTTP/2: Flooding was detected") != std::string::npos) flooded += n;
+  }
+  EXPECT_GT(flooded, 0u) << "no flood counted; errors by cause: "
+                         << ::testing::PrintToString(s.causes);
+  EXPECT_GT(s.connects.opened, 1u) << "the flooded connection was not replaced";
+  expect_accounted(s);
+}
+
 TEST(H2, ResetStreamsAreCountedByErrorCode) {
   H2Script script;
   script.reset_every = 2;

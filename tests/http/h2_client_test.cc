@@ -112,7 +112,7 @@ class Loopback : public H2Client::Listener {
   void pump() {
     for (int i = 0; i < 8; ++i) {
       std::string up;
-      ASSERT_TRUE(client_->pull(up).ok());
+      ASSERT_TRUE(client_->pull(up).is_ok());
       ASSERT_GE(
           nghttp2_session_mem_recv(server_, reinterpret_cast<const uint8_t*>(up.data()), up.size()),
           0);
@@ -122,7 +122,7 @@ class Loopback : public H2Client::Listener {
       while ((n = nghttp2_session_mem_send(server_, &data)) > 0) {
         down.append(reinterpret_cast<const char*>(data), static_cast<size_t>(n));
       }
-      ASSERT_TRUE(client_->receive(down).ok());
+      ASSERT_TRUE(client_->receive(down).is_ok());
     }
   }
   // Answers stream `id` with 200 and an empty body; `end` false sends the headers only.

@@ -50,7 +50,7 @@ class Client : public http::H2Client::Listener {
   // Sends what is queued, then shuts the sending side (a half-close).
   void half_close() {
     std::string out;
-    ASSERT_TRUE(session_->pull(out).ok());
+    ASSERT_TRUE(session_->pull(out).is_ok());
     ASSERT_TRUE(net::send_all(*transport_, out, "h2"));
     ::shutdown(transport_->fd(), SHUT_WR);
   }
@@ -61,7 +61,7 @@ class Client : public http::H2Client::Listener {
                                       std::chrono::steady_clock::now() < deadline);
          ++round) {
       std::string out;
-      ASSERT_TRUE(session_->pull(out).ok());
+      ASSERT_TRUE(session_->pull(out).is_ok());
       if (!out.empty()) {
         ASSERT_TRUE(net::send_all(*transport_, out, "h2"));
       }
@@ -73,7 +73,7 @@ class Client : public http::H2Client::Listener {
         closed = true;
         return;
       }
-      ASSERT_TRUE(session_->receive(std::string_view(buf, r.bytes)).ok());
+      ASSERT_TRUE(session_->receive(std::string_view(buf, r.bytes)).is_ok());
     }
   }
   // Moves bytes until the server closes the connection or 5 s pass.

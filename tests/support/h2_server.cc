@@ -50,6 +50,7 @@ struct Conn {
   std::multimap<Clock::time_point, int32_t> due;  // answers, by when
   std::map<int32_t, size_t> body_sent;
   std::map<int32_t, int> number;  // stream -> request number on the connection (1-based)
+  bool flood = false;             // ping_flood_after reached: flood instead of answering
 };
 
 ssize_t read_body(nghttp2_session*, int32_t stream_id, uint8_t* buf, size_t length, uint32_t* flags,
@@ -83,6 +84,10 @@ int on_frame_recv(nghttp2_session* session, const nghttp2_frame* frame, void* us
   if (c.goaway_last != 0 && id > c.goaway_last) return 0;  // refused by the GOAWAY
   const int n = ++c.requests;
   c.number[id] = n;
+  if (c.script->ping_flood_after > 0 && n >= c.script->ping_flood_after) {
+    c.flood = true;
+    return 0;
+  }
   c.due.emplace(Clock::now() + c.script->delay, id);
   if (c.script->goaway_after > 0 && n == c.script->goaway_after) {
     c.goaway_last = id;
@@ -237,6 +242,17 @@ void H2Server::serve(int fd) {
       ++answered_;
     }
     if (!write_out()) break;
+    if (c.flood && ssl == nullptr) {
+      c.flood = false;
+      // PING: length 8, type 6, no flags, stream 0, 8 bytes of opaque data (RFC 9113, 6.7).
+      static constexpr char kPing[17] = {0, 0, 8, 6, 0, 0, 0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8};
+      std::string pings;
+      for (int i = 0; i < 5000; ++i) pings.append(kPing, sizeof kPing);
+      if (::send(fd, pings.data(), pings.size(), MSG_NOSIGNAL) !=
+          static_cast<ssize_t>(pings.size())) {
+        break;
+      }
+    }
     // A GOAWAY's streams all answered: the connection ends.
     if (c.goaway_last != 0 && c.due.empty() && c.number.empty()) break;
     if (nghttp2_session_want_read(c.session) == 0 && nghttp2_session_want_write(c.session) == 0) {
