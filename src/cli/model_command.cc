@@ -3,12 +3,14 @@
 //   knee model mm1     the seed's utilisation table and the headroom of planned peaks
 //   knee model mmc     M/M/c: Erlang C, waits, queue lengths, response-time percentiles
 //   knee model usl     the Universal Scalability Law fitted to measured (N, X) points
+//   knee model sim     the Traffic Lab: an interactive simulation page (report/sim.h)
 // The documents and their text come from report/queueing.h; this file declares the flags, reads
 // files and prints. Text by default, --json for the document.
 #include <fmt/core.h>
 
 #include "analysis/queueing.h"
 #include "cli/command.h"
+#include "cli/model_sim.h"
 #include "cli/output.h"
 #include "core/units.h"
 #include "report/queueing.h"
@@ -79,6 +81,7 @@ class ModelCommand final : public Subcommand {
     usl_->footer(
         "Flags: 'fit is weak' (fewer than 6 points), 'peak extrapolated' (N* beyond the largest "
         "measured level), 'no retrograde region' (kappa = 0).");
+    sim_.add_to(app);
     for (CLI::App* sub : {little_, mm1_, mmc_, usl_}) {
       sub->add_flag("--json", json_, "Print the document as JSON (times in ns)");
     }
@@ -89,8 +92,9 @@ class ModelCommand final : public Subcommand {
     if (mm1_->parsed()) return run_mm1();
     if (mmc_->parsed()) return run_mmc();
     if (usl_->parsed()) return run_usl();
+    if (sim_.parsed()) return sim_.run();
     return report_failure(Status::invalid_argument(
-        "model: name a model: knee model little|mm1|mmc|usl (see knee model --help)"));
+        "model: name a model: knee model little|mm1|mmc|usl|sim (see knee model --help)"));
   }
 
  private:
@@ -98,6 +102,7 @@ class ModelCommand final : public Subcommand {
   CLI::App* mm1_ = nullptr;
   CLI::App* mmc_ = nullptr;
   CLI::App* usl_ = nullptr;
+  ModelSimFlags sim_;
   bool json_ = false;
   std::optional<double> n_, x_rps_, mu_rps_;
   std::optional<std::string> r_, from_, peak_;

@@ -14,11 +14,16 @@
 #include "report/compare.h"
 #include "report/document.h"
 #include "report/external.h"
+#include "report/html_text.h"
 #include "report/render.h"
+#include "report/sim.h"
 #include "report/web_assets.h"
 
 namespace knee::report {
 
+using html_text::esc;
+using html_text::script_json;
+using html_text::script_text;
 using nlohmann::json;
 
 namespace {
@@ -32,61 +37,6 @@ double round6(double v) {
   return std::round(v * scale) / scale;
 }
 double ms_of(double ns) { return round6(ns / 1e6); }
-
-// ---- HTML text ----
-
-std::string esc(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (char c : s) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
-
-// JSON inside <script type="application/json">: '<' can only occur inside JSON strings, where
-// \u003c means the same character, so no "</script>" or "<!--" survives.
-std::string script_json(const json& j) {
-  std::string dumped = j.dump();
-  std::string out;
-  out.reserve(dumped.size());
-  for (char c : dumped) {
-    if (c == '<') {
-      out += "\\u003c";
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
-
-// A script's text inside <script>: "</script" would end the element; "<\/script" means the same
-// in JavaScript strings and regular expressions (uPlot's and ours contain none today).
-std::string script_text(std::string_view js) {
-  std::string out(js);
-  for (size_t at = out.find("</"); at != std::string::npos; at = out.find("</", at + 3)) {
-    out.replace(at, 2, "<\\/");
-  }
-  return out;
-}
 
 std::string fixed(std::optional<double> v, int decimals) {
   if (!v || !std::isfinite(*v)) return "-";
@@ -886,7 +836,22 @@ json chart_data(const PageInput& page) {
   return data;
 }
 
-std::string render_page(const PageInput& in) {
+// "Simulate this server": the Traffic Lab this sweep calibrates (report/sim.h), and the command
+// that writes it. Empty when the sweep cannot calibrate one (no throughput).
+std::string sim_section(const SweepDocument& doc) {
+  auto c = calibrate_sim(doc, "SWEEP.json", 1);
+  if (!c) return "";
+  return "<section class=\"simulate\">\n<h2>Simulate this server</h2>\n<p>" +
+         esc(fmt::format("This sweep calibrates a simulation of a {}-loop server: {}.", c->loop,
+                         c->how)) +
+         " <code>knee model sim --from SWEEP.json -o sim.html</code> (SWEEP.json: this sweep's "
+         "<code>--json</code> file) writes the Traffic Lab: an offline page where the load moves "
+         "on a slider, the simulated curve is drawn over these measured levels, and each level "
+         "is marked where the two agree or part. Give <code>--workers W</code> for a server of W "
+         "workers.</p>\n</section>\n";
+}
+
+std::string render_page(const PageInput& in, const std::string& extra = "") {
   const json data = chart_data(in);
   const std::string title =
       fmt::format("knee {}: {} {}", in.sweep ? "sweep" : "run", in.params->method, in.params->url);
@@ -914,6 +879,7 @@ std::string render_page(const PageInput& in) {
   if (const std::string processes = processes_table(in); !processes.empty()) {
     body += "<section class=\"table\">\n<h2>Per process</h2>\n" + processes + "</section>\n";
   }
+  body += extra;
   return page(title, body, host_section(*in.host), data);
 }
 
@@ -922,7 +888,9 @@ std::string render_page(const PageInput& in) {
 json html_chart_data(const RunDocument& doc) { return chart_data(page_input(doc)); }
 json html_chart_data(const SweepDocument& doc) { return chart_data(page_input(doc)); }
 std::string render_html(const RunDocument& doc) { return render_page(page_input(doc)); }
-std::string render_html(const SweepDocument& doc) { return render_page(page_input(doc)); }
+std::string render_html(const SweepDocument& doc) {
+  return render_page(page_input(doc), sim_section(doc));
+}
 
 core::Result<json> compare_chart_data(const SweepDocument& a, const SweepDocument& b,
                                       const std::string& label_a, const std::string& label_b) {

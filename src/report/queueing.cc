@@ -100,8 +100,10 @@ Result<std::vector<ThroughputPoint>> csv_points(const std::string& flag, const s
   return points;
 }
 
-Result<SweepDocument> sweep_of(const std::string& label, const std::string& text,
-                               std::string_view command, std::string_view needs) {
+}  // namespace
+
+Result<SweepDocument> read_sweep(const std::string& label, const std::string& text,
+                                 std::string_view command, std::string_view needs) {
   auto doc = parse_document(text, label);
   if (!doc) return doc.status();
   const auto* sweep = std::get_if<SweepDocument>(&*doc);
@@ -111,8 +113,6 @@ Result<SweepDocument> sweep_of(const std::string& label, const std::string& text
   }
   return *sweep;
 }
-
-}  // namespace
 
 Result<LittleDocument> little_document(std::optional<double> n, std::optional<double> x_rps,
                                        std::optional<double> r_ns) {
@@ -171,8 +171,8 @@ Result<std::vector<ThroughputPoint>> read_points(const std::string& flag, const 
                                                  const std::string& text) {
   const size_t first = text.find_first_not_of(" \t\r\n");
   if (first == std::string::npos || text[first] != '{') return csv_points(flag, label, text);
-  auto sweep =
-      sweep_of(label, text, "model usl", "a closed-loop sweep or a CSV of concurrency,throughput");
+  auto sweep = read_sweep(label, text, "model usl",
+                          "a closed-loop sweep or a CSV of concurrency,throughput");
   if (!sweep) return sweep.status();
   if (sweep->mode() != LoopMode::kClosed) {
     return wrong_document(label, Document(*sweep), "model usl",
@@ -187,7 +187,7 @@ Result<std::vector<ThroughputPoint>> read_points(const std::string& flag, const 
 
 Result<std::pair<double, MuSource>> mu_from_sweep(const std::string& label,
                                                   const std::string& text) {
-  auto sweep = sweep_of(label, text, "model mm1 --from", "a sweep (knee sweep --json FILE)");
+  auto sweep = read_sweep(label, text, "model mm1 --from", "a sweep (knee sweep --json FILE)");
   if (!sweep) return sweep.status();
   const LevelFigures* best = &sweep->levels.front();
   for (const LevelFigures& l : sweep->levels) {

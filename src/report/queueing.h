@@ -50,6 +50,11 @@ core::Result<std::vector<analysis::ThroughputPoint>> read_points(const std::stri
                                                                  const std::string& label,
                                                                  const std::string& text);
 
+// The sweep document in `text` read from `label`. Errors: not JSON, not knee's, or another kind
+// of document ("b.json is a run; `COMMAND` needs NEEDS"), or a sweep without levels.
+core::Result<SweepDocument> read_sweep(const std::string& label, const std::string& text,
+                                       std::string_view command, std::string_view needs);
+
 // mu from a saved sweep (its largest throughput), with where it came from. Errors: not a sweep,
 // no level with a throughput above 0.
 core::Result<std::pair<double, MuSource>> mu_from_sweep(const std::string& label,

@@ -47,6 +47,11 @@ INSTANTIATE_TEST_SUITE_P(
         BadInput{{"run", "--bogus", "http://127.0.0.1:1/"}, "--bogus"},
         BadInput{{"run", "notaurl"}, "notaurl"}, BadInput{{"run", "http://"}, "URL"},
         BadInput{{"sweep", "--levels", "0"}, "--levels"},
+        // knee model sim: the page's file, its topology, its service time, a sweep to read.
+        BadInput{{"model", "sim"}, "--output"},
+        BadInput{{"model", "sim", "-o", "-", "--topology", "star"}, "--topology"},
+        BadInput{{"model", "sim", "-o", "-", "--service-time", "0"}, "--service-time"},
+        BadInput{{"model", "sim", "-o", "-", "--from", "/nonexistent/sweep.json"}, "--from"},
         BadInput{{"sweep", "--levels", "abc"}, "--levels"},
         BadInput{{"sweep", "--levels", "4,2"}, "--levels"},
         BadInput{{"run", "http://127.0.0.1:1/", "-d", "-1s"}, "-d"},

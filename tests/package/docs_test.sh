@@ -63,7 +63,7 @@ expect "least_conn random round_robin " knee lab up --balance ""
 expect "data deploy down " knee lab d
 expect "--state " knee lab data --st
 expect "1.2 1.3 " knee run --tls ""
-expect "little mm1 mmc usl " knee model ""
+expect "little mm1 mmc sim usl " knee model ""
 expect "fio json pgbench redis-benchmark " knee sweep --adapter ""
 expect "" knee run --connections ""  # a number: nothing to offer
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT

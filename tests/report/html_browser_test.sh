@@ -3,7 +3,8 @@
 # with itself) with `knee report FILE.json -o FILE.html`, loads each in headless Chromium from a
 # file, and checks with html_check that no error was caught (window.onerror, console.error, or an
 # "Uncaught" line in Chromium's console log) and that every chart has its series with the right
-# number of points. Also checks that the page names no network address in a src or href. Saves
+# number of points; and the Traffic Lab page of `knee model sim --from` the sweep fixture, checked by
+# sim_check.js. Also checks that the page names no network address in a src or href. Saves
 # screenshots in OUT_DIR (the build folder) to look at.
 #
 # usage: html_browser_test.sh KNEE HTML_CHECK FIXTURES_DIR OUT_DIR
@@ -30,11 +31,14 @@ browser() {
 }
 
 status=0
-check_page() {  # NAME FIXTURE... : renders, loads, checks, screenshots one page
+here=$(cd "$(dirname "$0")" && pwd)
+# NAME CHECK... : loads the page $out/NAME.html (already written), fails it when it names a network
+# address or the console shows an error, runs CHECK... with the dumped DOM as its first argument,
+# and saves a screenshot.
+load_page() {
   local name=$1
   shift
   local page="$out/$name.html"
-  "$knee" report "$@" -o "$page"
   if grep -Eiq '(src|href)="(https?:)?//|url\((https?:)?//' "$page"; then
     echo "FAIL $name: the page names a network address in a src, href or url():"
     grep -Eio '(src|href)="(https?:)?//[^"]*|url\((https?:)?//[^)]*' "$page" | head -5
@@ -47,13 +51,28 @@ check_page() {  # NAME FIXTURE... : renders, loads, checks, screenshots one page
     status=1
   fi
   echo "== $name"
-  if ! "$check" "$out/$name.dom.html" "$@"; then status=1; fi
+  local checker=$1
+  shift
+  if ! "$checker" "$out/$name.dom.html" "$@"; then status=1; fi
   browser --window-size=1400,4800 --screenshot="$out/$name.png" "file://$page" \
     >/dev/null 2>&1 || { echo "FAIL $name: no screenshot"; status=1; }
   if [ -s "$out/$name.png" ]; then echo "screenshot: $out/$name.png"; fi
+}
+check_page() {  # NAME FIXTURE... : a report of the fixtures, checked by html_check
+  local name=$1
+  shift
+  "$knee" report "$@" -o "$out/$name.html"
+  load_page "$name" "$check" "$@"
+}
+sim_check() { node "$here/sim_check.js" "$@"; }  # DOM FIXTURE
+# The Traffic Lab page (knee model sim), calibrated by the sweep fixture, checked by sim_check.js.
+check_sim() {
+  "$knee" model sim --from "$fixtures/sweep.json" -o "$out/sim.html" >/dev/null
+  load_page sim sim_check "$fixtures/sweep.json"
 }
 
 check_page sweep "$fixtures/sweep.json"
 check_page run "$fixtures/run.json"
 check_page compare "$fixtures/sweep.json" "$fixtures/sweep.json"
+check_sim
 exit $status

@@ -1,0 +1,201 @@
+#include "report/sim.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "report/html_text.h"
+#include "report/web_assets.h"
+
+namespace knee::report {
+
+using core::Result;
+using core::Status;
+using html_text::esc;
+using nlohmann::json;
+
+namespace {
+
+double ms(double ns) { return ns / 1e6; }
+
+// To 4 significant digits: the page shows these in its inputs.
+double round4(double v) {
+  if (v == 0 || !std::isfinite(v)) return v;
+  const double scale = std::pow(10.0, 3 - std::floor(std::log10(std::fabs(v))));
+  return std::round(v * scale) / scale;
+}
+
+json settings_json(const SimSettings& s) {
+  json j{{"topology", s.topology},
+         {"loop", s.loop},
+         {"dist", s.dist},
+         {"workers", s.workers},
+         {"service_ms", s.service_ms},
+         {"delay_ms", s.delay_ms},
+         {"concurrency", s.concurrency},
+         {"replicas", s.replicas},
+         {"policy", s.policy},
+         {"requests", s.requests},
+         {"seed", s.seed},
+         // The rest of the page's fields, at the values the lessons use.
+         {"blocking_share", 0.01},
+         {"blocking_ms", 100},
+         {"slow_replica", -1},
+         {"slow_factor", 2},
+         {"hit_ratio", 0.8},
+         {"cache_ms", 0.2},
+         {"store_ms", 5},
+         {"store_workers", 1},
+         {"arrivals", "poisson"}};
+  j["rate_rps"] = s.rate_rps ? json(*s.rate_rps) : json();
+  return j;
+}
+
+json calibration_json(const SimCalibration& c) {
+  json points = json::array();
+  for (const SimPoint& p : c.points) {
+    points.push_back({{"load", p.load},
+                      {"throughput_rps", p.throughput_rps},
+                      {"mean_ms", p.mean_ms},
+                      {"p50_ms", p.p50_ms},
+                      {"p99_ms", p.p99_ms}});
+  }
+  return {{"from", c.from},
+          {"target", c.target},
+          {"loop", c.loop},
+          {"workers", c.workers},
+          {"ceiling_rps", c.ceiling_rps},
+          {"service_ms", c.service_ms},
+          {"delay_ms", c.delay_ms},
+          {"points", points},
+          {"how", c.how}};
+}
+
+}  // namespace
+
+Result<SimCalibration> calibrate_sim(const SweepDocument& sweep, const std::string& from,
+                                     int workers) {
+  SimCalibration c;
+  c.from = from;
+  c.target = sweep.target;
+  c.loop = sweep.mode() == LoopMode::kOpen ? "open" : "closed";
+  c.workers = std::max(1, workers);
+  for (const LevelFigures& l : sweep.levels) {
+    const RunFigures& r = l.median;
+    c.points.push_back(SimPoint{r.level_key(), r.throughput_rps, ms(r.latency_ns.mean),
+                                ms(static_cast<double>(r.latency_ns.p50)),
+                                ms(static_cast<double>(r.latency_ns.p99))});
+    if (r.throughput_rps > c.ceiling_rps) {
+      c.ceiling_rps = r.throughput_rps;
+      c.ceiling_load = r.level_key();
+    }
+  }
+  if (!(c.ceiling_rps > 0 && std::isfinite(c.ceiling_rps))) {
+    return Status::invalid_field(
+        "from", fmt::format("'{}' has no level with a throughput above 0 to calibrate from", from));
+  }
+  c.service_ms = round4(1000.0 * c.workers / c.ceiling_rps);
+  const RunFigures& low = sweep.levels.front().median;
+  const double low_mean_ms = ms(low.latency_ns.mean);
+  const bool queues = c.loop == "closed" && low.level_key() > c.workers;
+  c.delay_ms = queues ? 0 : round4(std::max(0.0, low_mean_ms - c.service_ms));
+  const LatencySummary& q = low.latency_ns;
+  const std::pair<double, int64_t> quantiles[] = {{0.0, q.min},  {0.5, q.p50},    {0.9, q.p90},
+                                                  {0.99, q.p99}, {0.999, q.p999}, {1.0, q.max}};
+  double last = 0;
+  for (const auto& [quantile, ns] : quantiles) {
+    // Non-decreasing, and never below 0 once the delay is taken off.
+    last = std::max(last, std::max(0.0, ms(static_cast<double>(ns)) - c.delay_ms));
+    c.shape.emplace_back(quantile, last);
+  }
+  if (c.shape.back().second <= 0) c.shape.clear();  // an empty histogram: no shape
+  const std::string at = c.loop == "closed" ? fmt::format("concurrency {}", c.ceiling_load)
+                                            : fmt::format("{:.6g} req/s offered", c.ceiling_load);
+  c.how = fmt::format(
+      "service time {:.4g} ms = {} worker{} / {:.6g} req/s (the largest measured throughput, at "
+      "{}); delay {:.4g} ms = ",
+      c.service_ms, c.workers, c.workers == 1 ? "" : "s", c.ceiling_rps, at, c.delay_ms);
+  c.how += queues
+               ? fmt::format("0, the lowest level (concurrency {}) already queues on {} worker{}",
+                             low.level_key(), c.workers, c.workers == 1 ? "" : "s")
+               : fmt::format("the mean latency at the lowest level ({:.4g} ms) - the service time",
+                             low_mean_ms);
+  return c;
+}
+
+SimSettings calibrated(SimSettings s, const SimCalibration& c) {
+  s.topology = "single";
+  s.loop = c.loop;
+  s.workers = c.workers;
+  s.service_ms = c.service_ms;
+  s.delay_ms = c.delay_ms;
+  if (!c.shape.empty()) s.dist = "measured";
+  if (!c.points.empty()) {
+    if (c.loop == "open") {
+      s.rate_rps = c.points.front().load;
+    } else {
+      s.concurrency = std::max(1, static_cast<int>(c.points.front().load));
+    }
+  }
+  return s;
+}
+
+std::string render_sim_html(const SimSettings& settings,
+                            const std::optional<SimCalibration>& calibration) {
+  json data{{"config", settings_json(settings)}, {"calibration", json()}, {"shape", json()}};
+  if (calibration) {
+    data["calibration"] = calibration_json(*calibration);
+    if (!calibration->shape.empty()) {
+      json shape = json::array();
+      for (const auto& [q, v] : calibration->shape) shape.push_back({q, v});
+      data["shape"] = shape;
+    }
+  }
+  std::string out;
+  out += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
+  out += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
+  out += "<title>knee model sim: the Traffic Lab</title>\n";
+  out += "<style>\n" + std::string(web::uplot_css()) + "\n</style>\n";
+  out += "<style>\n" + std::string(web::report_css()) + "\n</style>\n";
+  out += "</head>\n<body class=\"sim\">\n<header>\n<h1>The Traffic Lab</h1>\n";
+  out +=
+      "<p class=\"when\">A discrete-event simulation of a server, of replicas behind a "
+      "balancer and of a cache in front of a store. Drag the load: throughput climbs to the "
+      "saturation point and stays there, while the queue and p99 keep climbing. A model, not a "
+      "measurement: each node is a queue of fixed workers with the service times you set.</p>\n";
+  if (calibration) {
+    out += "<p>Calibrated by <code>" + esc(calibration->from) + "</code> (" +
+           esc(calibration->target) + ", " + esc(calibration->loop) +
+           " loop): " + esc(calibration->how) +
+           ". Its levels are the black points on the charts.</p>\n";
+  }
+  out +=
+      "</header>\n<noscript><p class=\"warning\">The simulation runs in JavaScript; this page "
+      "needs it.</p></noscript>\n";
+  out +=
+      "<section><h2>Topology and load</h2>\n<form id=\"controls\" class=\"controls\" "
+      "onsubmit=\"return false\"></form></section>\n";
+  out += "<section><h2>At this load</h2>\n<div id=\"now\"></div></section>\n";
+  out +=
+      "<section class=\"charts\"><h2>Over the load</h2>\n<p>Each point is its own simulated "
+      "run. The red line is the saturation point (open loop) or N* = X max x R min, where a "
+      "closed loop's throughput bound stops rising (Denning and Buzen 1978).</p>\n"
+      "<div id=\"charts\" class=\"chart-grid\"></div></section>\n";
+  if (calibration) {
+    out +=
+        "<section><h2>Simulated against measured</h2>\n<div id=\"agreement\"></div>"
+        "</section>\n";
+  }
+  out += "<pre id=\"knee-selftest\" hidden></pre>\n";
+  out += "<script type=\"application/json\" id=\"knee-sim\">" + html_text::script_json(data) +
+         "</script>\n";
+  for (std::string_view js : {web::uplot_js(), web::sim_js(), web::sim_page_js()}) {
+    out += "<script>\n" + html_text::script_text(js) + "\n</script>\n";
+  }
+  out += "</body>\n</html>\n";
+  return out;
+}
+
+}  // namespace knee::report
