@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "report/html_text.h"
+#include "report/record.h"
 #include "report/web_assets.h"
 
 namespace knee::report {
@@ -101,13 +102,32 @@ Result<SimCalibration> calibrate_sim(const SweepDocument& sweep, const std::stri
   const double low_mean_ms = ms(low.latency_ns.mean);
   const bool queues = c.loop == "closed" && low.level_key() > c.workers;
   c.delay_ms = queues ? 0 : round4(std::max(0.0, low_mean_ms - c.service_ms));
-  const LatencySummary& q = low.latency_ns;
-  const std::pair<double, int64_t> quantiles[] = {{0.0, q.min},  {0.5, q.p50},    {0.9, q.p90},
-                                                  {0.99, q.p99}, {0.999, q.p999}, {1.0, q.max}};
+  // The shape: the lowest level's latency distribution, from its recorded histogram (the repeat
+  // the figures are the median of) at 17 quantiles, else from the summary's six.
+  std::vector<std::pair<double, double>> points;
+  const LevelFigures& first = sweep.levels.front();
+  for (const RunRecord& record : first.records) {
+    const core::Histogram& h = record.result.stats.latency_ns;
+    if (h.count() == 0 || h.count() != low.latency_ns.count) continue;
+    for (double q : {0.0, 0.01, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99,
+                     0.999, 0.9999, 1.0}) {
+      points.emplace_back(
+          q, ms(static_cast<double>(q == 0 ? h.min() : h.value_at_percentile(100 * q))));
+    }
+    break;
+  }
+  if (points.empty()) {
+    const LatencySummary& q = low.latency_ns;
+    for (const auto& [quantile, ns] :
+         {std::pair{0.0, q.min}, std::pair{0.5, q.p50}, std::pair{0.9, q.p90},
+          std::pair{0.99, q.p99}, std::pair{0.999, q.p999}, std::pair{1.0, q.max}}) {
+      points.emplace_back(quantile, ms(static_cast<double>(ns)));
+    }
+  }
   double last = 0;
-  for (const auto& [quantile, ns] : quantiles) {
+  for (const auto& [quantile, value_ms] : points) {
     // Non-decreasing, and never below 0 once the delay is taken off.
-    last = std::max(last, std::max(0.0, ms(static_cast<double>(ns)) - c.delay_ms));
+    last = std::max(last, std::max(0.0, value_ms - c.delay_ms));
     c.shape.emplace_back(quantile, last);
   }
   if (c.shape.back().second <= 0) c.shape.clear();  // an empty histogram: no shape

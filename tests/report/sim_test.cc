@@ -12,19 +12,25 @@
 
 #include "report/document.h"
 #include "report/html.h"
+#include "report/record.h"
 
 namespace knee::report {
 namespace {
 
 using nlohmann::json;
 
-SweepDocument fixture_sweep() {
-  std::ifstream in(std::string(KNEE_REPORT_FIXTURES) + "/sweep.json");
+// The fixture is a file of knee before records (its shape comes from the summary's six
+// quantiles); the golden sweep carries records (its shape from the recorded histogram).
+SweepDocument read_sweep_file(const std::string& path) {
+  std::ifstream in(path);
   std::stringstream text;
   text << in.rdbuf();
   auto doc = parse_document(text.str(), "sweep.json");
   EXPECT_TRUE(doc) << doc.status().message();
   return std::get<SweepDocument>(*doc);
+}
+SweepDocument fixture_sweep() {
+  return read_sweep_file(std::string(KNEE_REPORT_FIXTURES) + "/sweep.json");
 }
 
 TEST(SimCalibration, TakesTheServiceTimeFromTheCeilingAndTheDelayFromTheLowestLevel) {
@@ -41,7 +47,7 @@ TEST(SimCalibration, TakesTheServiceTimeFromTheCeilingAndTheDelayFromTheLowestLe
   ASSERT_EQ(c->points.size(), sweep.levels.size());
   EXPECT_EQ(c->points.front().load, 1.0);
   // The shape: quantiles 0 to 1, never decreasing.
-  ASSERT_EQ(c->shape.size(), 6u);
+  ASSERT_EQ(c->shape.size(), 6u);  // min, p50, p90, p99, p99.9, max: no records
   EXPECT_EQ(c->shape.front().first, 0.0);
   EXPECT_EQ(c->shape.back().first, 1.0);
   for (size_t i = 1; i < c->shape.size(); ++i)
@@ -51,6 +57,21 @@ TEST(SimCalibration, TakesTheServiceTimeFromTheCeilingAndTheDelayFromTheLowestLe
   auto two = calibrate_sim(sweep, "sweep.json", 2);
   ASSERT_TRUE(two);
   EXPECT_NEAR(two->service_ms, 2 * c->service_ms, 1e-3);
+}
+
+TEST(SimCalibration, TakesTheShapeFromTheRecordedHistogramWhenThereIsOne) {
+  const SweepDocument sweep = read_sweep_file(std::string(KNEE_GOLDEN_DIR) + "/sweep.json");
+  ASSERT_FALSE(sweep.levels.front().records.empty());
+  auto c = calibrate_sim(sweep, "sweep.json", 1);
+  ASSERT_TRUE(c) << c.status().message();
+  ASSERT_EQ(c->shape.size(), 17u);
+  const core::Histogram& h = sweep.levels.front().records.front().result.stats.latency_ns;
+  // The median of the shape is the histogram's, less the delay.
+  EXPECT_NEAR(c->shape[7].second,
+              std::max(0.0, static_cast<double>(h.value_at_percentile(50)) / 1e6 - c->delay_ms),
+              1e-9);
+  for (size_t i = 1; i < c->shape.size(); ++i)
+    EXPECT_GE(c->shape[i].second, c->shape[i - 1].second);
 }
 
 TEST(SimCalibration, ASweepWithoutThroughputIsRefusedNamingFrom) {
