@@ -29,7 +29,9 @@
 //   utilisation, mean_queue (waiting, not in service), mean_in_node, requests, mean_wait_ms}],
 //   little: {l, x_rps, r_ms, x_times_r, ratio}, backlog_growth_rps }
 // KneeSim.capacity(config) -> {rps, bottleneck, min_latency_ms, knee_concurrency}: the
-//   asymptotic bounds (Denning and Buzen 1978): the largest throughput the stations allow, the
+//   asymptotic bounds (Denning and Buzen 1978): rps, the saturation point, is the highest
+//   arrival rate every station keeps up with (past it the bottleneck's queue grows; with round
+//   robin and a slower replica, or a cache, other stations still add throughput); the
 //   latency of a request that never waits, and N* = X_max * R_min, where a closed loop's
 //   throughput bound turns from rising to flat.
 (function (root, factory) {
@@ -174,6 +176,9 @@
     return r;
   };
 
+  // The largest `requests` (and warm-up) a run takes: 2 x 10^7 doubles of latencies is 160 MB.
+  var kMaxRequests = 20000000;
+
   function defaults(c) {
     var d = {
       topology: 'single', workers: 1, service_ms: 5, dist: 'exp', shape: null,
@@ -183,41 +188,93 @@
       delay_ms: 0, requests: 100000, warmup: null, seed: 1,
     };
     for (var k in c) if (Object.prototype.hasOwnProperty.call(c, k)) d[k] = c[k];
-    if (d.warmup == null) d.warmup = Math.floor(d.requests / 10);
+    // A closed loop's first requests all start together: the warm-up covers a few rounds of
+    // every client, not only a tenth of the requests.
+    if (d.warmup == null) {
+      d.warmup = Math.floor(d.requests / 10);
+      if (d.loop === 'closed' && Number.isInteger(d.concurrency)) {
+        d.warmup = Math.max(d.warmup, 4 * d.concurrency);
+      }
+    }
     return d;
   }
 
+  // Throws an Error naming the first field that is not what simulate() needs: numbers must be
+  // numbers (a string "5" would add as text), finite, in range.
   function check(c) {
+    function number(name) {
+      if (typeof c[name] !== 'number' || !isFinite(c[name])) throw new Error(name + ' must be a finite number');
+    }
     function positive(name) {
-      if (!(isFinite(c[name]) && c[name] > 0)) throw new Error(name + ' must be a number > 0');
+      number(name);
+      if (!(c[name] > 0)) throw new Error(name + ' must be a number > 0');
     }
-    function count(name) {
-      if (!(Number.isInteger(c[name]) && c[name] >= 1)) throw new Error(name + ' must be an integer >= 1');
+    function share(name) {
+      number(name);
+      if (!(c[name] >= 0 && c[name] <= 1)) throw new Error(name + ' must be in 0..1');
     }
-    count('workers');
-    count('requests');
+    function count(name, min) {
+      if (!(Number.isInteger(c[name]) && c[name] >= min)) throw new Error(name + ' must be an integer >= ' + min);
+    }
+    count('workers', 1);
+    count('requests', 1);
+    count('warmup', 0);
+    if (c.requests + c.warmup > kMaxRequests) {
+      throw new Error('requests must be at most ' + kMaxRequests + ' with the warm-up');
+    }
+    if (!Number.isInteger(c.seed)) throw new Error('seed must be an integer');
     positive('service_ms');
-    if (!(c.delay_ms >= 0)) throw new Error('delay_ms must be >= 0');
-    if (c.loop === 'open') positive('rate_rps');
-    else if (c.loop === 'closed') count('concurrency');
-    else throw new Error("loop must be 'open' or 'closed'");
+    number('delay_ms');
+    if (c.delay_ms < 0) throw new Error('delay_ms must be >= 0');
+    if (['exp', 'det', 'measured'].indexOf(c.dist) < 0) throw new Error('dist must be det, exp or measured');
+    if (c.dist === 'measured') checkShape(c.shape);
+    if (c.loop === 'open') {
+      positive('rate_rps');
+      if (['poisson', 'uniform'].indexOf(c.arrivals) < 0) throw new Error('arrivals must be poisson or uniform');
+    } else if (c.loop === 'closed') {
+      count('concurrency', 1);
+      if (c.concurrency > kMaxRequests / 4) throw new Error('concurrency must be at most ' + kMaxRequests / 4);
+    } else {
+      throw new Error("loop must be 'open' or 'closed'");
+    }
     if (c.topology === 'blocking') {
-      if (!(c.blocking_share >= 0 && c.blocking_share <= 1)) throw new Error('blocking_share must be in 0..1');
+      share('blocking_share');
       positive('blocking_ms');
     } else if (c.topology === 'replicas') {
-      count('replicas');
+      count('replicas', 1);
       positive('slow_factor');
+      if (!(Number.isInteger(c.slow_replica) && c.slow_replica >= -1 && c.slow_replica < c.replicas)) {
+        throw new Error('slow_replica must be -1 (none) or a replica index 0..' + (c.replicas - 1));
+      }
       if (['round_robin', 'least_conn', 'random'].indexOf(c.policy) < 0) {
         throw new Error('policy must be round_robin, least_conn or random');
       }
     } else if (c.topology === 'cache') {
-      if (!(c.hit_ratio >= 0 && c.hit_ratio <= 1)) throw new Error('hit_ratio must be in 0..1');
+      share('hit_ratio');
       positive('cache_ms');
       positive('store_ms');
-      count('store_workers');
+      count('store_workers', 1);
     } else if (c.topology !== 'single') {
       throw new Error('topology must be single, blocking, replicas or cache');
     }
+  }
+
+  // A measured shape: [[q, x]...] with q rising from 0 to 1, x finite, >= 0, never falling, and
+  // a mean above 0 (it is scaled to the service time's mean).
+  function checkShape(shape) {
+    if (!Array.isArray(shape) || shape.length < 2) throw new Error('shape must be [[q, x]...] with at least 2 points');
+    for (var i = 0; i < shape.length; i++) {
+      var p = shape[i];
+      if (!Array.isArray(p) || typeof p[0] !== 'number' || typeof p[1] !== 'number' ||
+          !isFinite(p[0]) || !isFinite(p[1]) || p[1] < 0) {
+        throw new Error('shape point ' + i + ' must be [q, x] with finite numbers, x >= 0');
+      }
+      if (i > 0 && (p[0] < shape[i - 1][0] || p[1] < shape[i - 1][1])) {
+        throw new Error('shape must rise: point ' + i + ' falls below point ' + (i - 1));
+      }
+    }
+    if (shape[0][0] !== 0 || shape[shape.length - 1][0] !== 1) throw new Error('shape must run from q = 0 to q = 1');
+    if (!(shapeMean(shape) > 0)) throw new Error('shape must have a mean above 0');
   }
 
   // The mean service time of one visit to each station, and the share of requests visiting it.
@@ -439,7 +496,7 @@
     function back(r, t) {
       accountSystem(t);
       inSystem--;
-      if (t >= tW && t <= tEnd) completions++;
+      if (t > tW && t <= tEnd) completions++;  // (tW, tEnd]: each edge counted once
       if (measured[r]) {
         var lat = t - born[r];
         latencies[nLat++] = lat;

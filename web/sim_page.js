@@ -120,19 +120,23 @@
 
   // ---- the curve over load ----
   var state = { cap: null, xs: [], curve: [], plots: {} };
-  function curveLoads(c, cap) {
+  // The loads of the curve: open loop, 10 % to 150 % of the saturation point; closed loop, powers
+  // of 2 up to 4 N* (at most 4096) and N* itself; plus the measured levels and `extra` (the
+  // starting load from the command line, so the slider can reach it).
+  function curveLoads(c, cap, extra) {
     var xs = [];
     if (c.loop === 'open') {
       [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95, 1, 1.05, 1.1, 1.25, 1.5].forEach(
         function (f) { xs.push(f * cap.rps); });
     } else {
-      var top = Math.max(8, Math.min(1024, Math.ceil(4 * cap.knee_concurrency)));
+      var top = Math.max(8, Math.min(4096, Math.ceil(4 * cap.knee_concurrency)));
       for (var n = 1; n <= top; n *= 2) xs.push(n);
       if (xs[xs.length - 1] < top) xs.push(top);
       var k = Math.round(cap.knee_concurrency);
       if (k >= 1 && xs.indexOf(k) < 0) xs.push(k);
     }
     if (cal) cal.points.forEach(function (p) { if (xs.indexOf(p.load) < 0) xs.push(p.load); });
+    if (extra && xs.indexOf(extra) < 0) xs.push(extra);
     xs.sort(function (a, b) { return a - b; });
     return xs;
   }
@@ -149,7 +153,7 @@
       { id: 'throughput', title: 'Throughput against load', y: 'req/s',
         series: [['simulated throughput', curve.map(function (r) { return r.throughput_rps; })]],
         measured: cal ? ['measured throughput', function (p) { return p.throughput_rps; }] : null },
-      { id: 'latency', title: 'Latency against load', y: 'ms',
+      { id: 'latency', title: 'Latency against load (log scale)', y: 'ms',
         series: [['simulated p50', curve.map(function (r) { return r.latency.p50; })],
                  ['simulated p99', curve.map(function (r) { return r.latency.p99; })]],
         measured: cal ? ['measured p99', function (p) { return p.p99_ms; }] : null },
@@ -227,6 +231,9 @@
       var axes = [{ label: spec.x }, { label: spec.y, size: 64 }];
       // From 0, so a flat ceiling looks flat rather than magnified.
       var scales = { x: { time: false }, y: { range: function (u, min, max) { return [0, max > 0 ? max * 1.08 : 1]; } } };
+      // Latency on a log scale: past saturation it grows by orders of magnitude, and a linear
+      // axis would flatten everything below it to 0.
+      if (spec.id === 'latency') scales.y = { distr: 3, log: 10 };
       if (spec.id === 'queue') {
         axes.push({ label: 'utilisation, %', scale: 'pct', side: 1, grid: { show: false }, size: 56 });
         scales.pct = { range: [0, 100] };
@@ -315,36 +322,52 @@
   }
 
   // ---- runs ----
+  // A field the simulation refuses: its message, and no figures or curves left from before.
+  function configError(e) {
+    message.textContent = e.message;
+    selftest.config_error = e.message;
+    document.getElementById('now').innerHTML = '';
+    Object.keys(state.plots).forEach(function (k) { state.plots[k].destroy(); });
+    state.plots = {};
+    document.getElementById('charts').innerHTML = '';
+    writeSelftest();
+  }
   function rebuild() {
     var c = readConfig();
     message.textContent = '';
+    delete selftest.config_error;
     showFields();
     try {
       state.cap = KneeSim.capacity(c);
     } catch (e) {
-      message.textContent = e.message;
+      configError(e);
       return false;
     }
     var t0 = performance.now();
     // The starting load comes from the command line (--rate, -c) on the first draw only.
     var first = !state.drawn;
+    var before = Number(slider.value);  // read before min and max move: the browser clamps it
+    var start = first ? (c.loop === 'open' ? cfg.rate_rps : cfg.concurrency) : null;
     var perPoint = Math.max(2000, Math.min(20000, Math.round(c.requests / 5)));
-    state.xs = curveLoads(c, state.cap);
+    state.xs = curveLoads(c, state.cap, start);
     state.curve = state.xs.map(function (x) { return at(c, x, perPoint); });
     selftest.curve_ms = performance.now() - t0;
+    // Open loop: the same share of the (new) saturation point as before, 70 % at first or
+    // after a change of loop, or the rate from the command line. Closed loop: the same
+    // concurrency, or the command line's.
+    var value;
     if (c.loop === 'open') {
+      value = start || (state.loop === 'open' && state.fraction ? state.fraction * state.cap.rps : 0.7 * state.cap.rps);
       slider.min = String(Math.max(1, state.cap.rps * 0.01));
-      slider.max = String(1.5 * state.cap.rps);
+      slider.max = String(Math.max(1.5 * state.cap.rps, value));
       slider.step = String(state.cap.rps / 200);
-      if (!(Number(slider.value) >= Number(slider.min) && Number(slider.value) <= Number(slider.max)) || state.loop !== c.loop) {
-        slider.value = String(Math.min(Number(slider.max), (first && cfg.rate_rps) || 0.7 * state.cap.rps));
-      }
     } else {
+      value = start || (state.loop === 'closed' ? before : 1);
       slider.min = '1';
       slider.max = String(state.xs[state.xs.length - 1]);
       slider.step = '1';
-      if (state.loop !== c.loop) slider.value = String(Math.min(Number(slider.max), (first && cfg.concurrency) || 1));
     }
+    slider.value = String(Math.min(Number(slider.max), Math.max(Number(slider.min), value)));
     state.loop = c.loop;
     state.drawn = true;
     drawCharts(c);
@@ -358,9 +381,10 @@
     try {
       r = at(c, Number(slider.value), c.requests);
     } catch (e) {
-      message.textContent = e.message;
+      configError(e);
       return false;
     }
+    if (c.loop === 'open') state.fraction = Number(slider.value) / state.cap.rps;
     loadLabel.textContent = c.loop === 'open' ? ' ' + fmt(Number(slider.value), 'req/s') : ' ' + slider.value + ' in flight';
     showNow(c, r);
     Object.keys(state.plots).forEach(function (k) { state.plots[k].redraw(false, false); });

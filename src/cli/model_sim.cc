@@ -57,7 +57,7 @@ void ModelSimFlags::add_to(CLI::App& model) {
       ->check(CLI::Range(1, 64))
       ->capture_default_str();
   app_->add_option("--requests", settings_.requests, "Simulated requests per move of the slider")
-      ->check(CLI::Range(1000, 10'000'000))
+      ->check(CLI::Range(1000, 1'000'000))
       ->capture_default_str();
   app_->add_option("--seed", settings_.seed, "Seed of the simulation's random numbers")
       ->capture_default_str();
@@ -84,12 +84,30 @@ int ModelSimFlags::run() {
         report::read_sweep(*from_, *text, "model sim --from", "a sweep (knee sweep --json FILE)");
     if (!sweep) return report_failure(sweep.status());
     auto c = report::calibrate_sim(*sweep, *from_, workers_.value_or(1));
-    if (!c) return report_failure(c.status().with_context("--from"));
+    if (!c) return report_failure(c.status());
     calibration = std::move(*c);
     s = report::calibrated(s, *calibration);
     // What the user named wins over what the sweep suggests.
     if (app_->count("--dist") > 0) s.dist = settings_.dist;
     if (app_->count("--loop") > 0) s.loop = settings_.loop;
+    if (app_->count("--topology") > 0) s.topology = settings_.topology;
+  }
+  // Flags that would do nothing are refused, not ignored.
+  const std::pair<bool, const char*> unused[] = {
+      {rate_rps_ && s.loop == "closed",
+       "--rate: only in open loop (the load is then a rate); give -c N"},
+      {concurrency_ && s.loop == "open",
+       "-c/--concurrency: only in closed loop (--loop closed); give --rate REQ_PER_S"},
+      {app_->count("--replicas") > 0 && s.topology != "replicas",
+       "--replicas: only with --topology replicas"},
+      {workers_ && s.topology == "blocking",
+       "--workers: not with --topology blocking (one event loop, W = 1)"}};
+  for (const auto& [refused, message] : unused) {
+    if (refused) return report_failure(Status::invalid_argument(message));
+  }
+  if (output_.empty()) {
+    return report_failure(Status::invalid_argument(
+        "-o: give a file path for the page, e.g. -o sim.html, or - for stdout"));
   }
   if (workers_) s.workers = *workers_;
   for (const auto& [text, flag, out] : {std::tuple{&service_time_, "--service-time", &s.service_ms},

@@ -78,6 +78,22 @@ Status OutputFile::open(std::string_view flag, std::string path,
     return Status::invalid_argument(
         fmt::format("{}: '{}' is a directory; give a file path", flag_, path_));
   }
+  // The file is replaced by a rename, which would put a regular file in place of a device or a
+  // pipe (/dev/null, a FIFO) and of a symbolic link itself: a device or pipe is refused, and a
+  // link is followed, so that its target is what gets written.
+  if (::stat(path_.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+    return Status::invalid_argument(fmt::format(
+        "{}: '{}' is not a regular file (a device, pipe or socket), and knee writes whole files "
+        "by renaming; give a file path{}",
+        flag_, path_, flag_ == "-o" ? ", or - for stdout" : ""));
+  }
+  struct stat link {};
+  if (::lstat(path_.c_str(), &link) == 0 && S_ISLNK(link.st_mode)) {
+    if (char* target = ::realpath(path_.c_str(), nullptr)) {
+      path_ = target;
+      std::free(target);
+    }
+  }
   const size_t slash = path_.rfind('/');
   const std::string dir = slash == std::string::npos ? "" : path_.substr(0, slash + 1);
   const std::string name = slash == std::string::npos ? path_ : path_.substr(slash + 1);

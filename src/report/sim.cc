@@ -71,7 +71,8 @@ json calibration_json(const SimCalibration& c) {
           {"service_ms", c.service_ms},
           {"delay_ms", c.delay_ms},
           {"points", points},
-          {"how", c.how}};
+          {"how", c.how},
+          {"warning", c.warning ? json(*c.warning) : json()}};
 }
 
 }  // namespace
@@ -133,6 +134,12 @@ Result<SimCalibration> calibrate_sim(const SweepDocument& sweep, const std::stri
   if (c.shape.back().second <= 0) c.shape.clear();  // an empty histogram: no shape
   const std::string at = c.loop == "closed" ? fmt::format("concurrency {}", c.ceiling_load)
                                             : fmt::format("{:.6g} req/s offered", c.ceiling_load);
+  if (!sweep.knee.index) {
+    c.warning =
+        "the sweep found no knee, so the server may not have saturated: its largest throughput "
+        "is then a lower bound of the ceiling and the service time from it an upper bound; the "
+        "model saturates where the measurement only stopped. Sweep higher to calibrate.";
+  }
   c.how = fmt::format(
       "service time {:.4g} ms = {} worker{} / {:.6g} req/s (the largest measured throughput, at "
       "{}); delay {:.4g} ms = ",
@@ -182,14 +189,18 @@ std::string render_sim_html(const SimSettings& settings,
   out += "</head>\n<body class=\"sim\">\n<header>\n<h1>The Traffic Lab</h1>\n";
   out +=
       "<p class=\"when\">A discrete-event simulation of a server, of replicas behind a "
-      "balancer and of a cache in front of a store. Drag the load: throughput climbs to the "
-      "saturation point and stays there, while the queue and p99 keep climbing. A model, not a "
-      "measurement: each node is a queue of fixed workers with the service times you set.</p>\n";
+      "balancer and of a cache in front of a store. Drag the load: up to the saturation point "
+      "throughput follows it; past it the busiest node's queue grows (without bound in open "
+      "loop), throughput gains no more there, and p99 climbs. A model, not a measurement: each "
+      "node is a queue of fixed workers with the service times you set.</p>\n";
   if (calibration) {
     out += "<p>Calibrated by <code>" + esc(calibration->from) + "</code> (" +
            esc(calibration->target) + ", " + esc(calibration->loop) +
            " loop): " + esc(calibration->how) +
            ". Its levels are the black points on the charts.</p>\n";
+    if (calibration->warning) {
+      out += "<p class=\"warning\">Warning: " + esc(*calibration->warning) + "</p>\n";
+    }
   }
   out +=
       "</header>\n<noscript><p class=\"warning\">The simulation runs in JavaScript; this page "

@@ -59,6 +59,9 @@ struct SimCalibration {
   std::vector<std::pair<double, double>> shape;  // (quantile 0..1, ms)
   std::vector<SimPoint> points;
   std::string how;  // the derivation, one sentence with the figures
+  // Set when the sweep found no knee: the server may not have saturated, so the largest
+  // throughput (and the service time from it) is a bound, not the ceiling.
+  std::optional<std::string> warning;
 };
 
 // The calibration of `sweep` (read from `from`) for a server of `workers` workers. Errors

@@ -98,6 +98,32 @@ TEST_F(FilesTest, ADirectoryOrAnUnwritablePathIsRefusedBeforeAnythingHappens) {
   EXPECT_EQ(m.message().rfind("--html: cannot write '", 0), 0u) << m.message();
 }
 
+// Regression (found by a new user): the rename put a regular file in place of a device, a FIFO
+// or a symbolic link.
+TEST_F(FilesTest, ADeviceOrPipeIsRefusedAndALinkIsWrittenThrough) {
+  ASSERT_EQ(::mkfifo(path("fifo").c_str(), 0600), 0);
+  for (const std::string& p : {path("fifo"), std::string("/dev/null")}) {
+    OutputFile out;
+    const Status s = out.open("-o", p);
+    ASSERT_FALSE(s) << p;
+    EXPECT_NE(s.message().find("is not a regular file"), std::string::npos) << s.message();
+  }
+  struct stat st {};
+  ASSERT_EQ(::lstat(path("fifo").c_str(), &st), 0);
+  EXPECT_TRUE(S_ISFIFO(st.st_mode));
+  ASSERT_EQ(::lstat("/dev/null", &st), 0);
+  EXPECT_TRUE(S_ISCHR(st.st_mode));
+
+  put(path("target.html"), "old\n");
+  ASSERT_EQ(::symlink("target.html", path("link.html").c_str()), 0);
+  OutputFile out;
+  ASSERT_TRUE(out.open("-o", path("link.html")));
+  ASSERT_TRUE(out.write("new\n"));
+  ASSERT_EQ(::lstat(path("link.html").c_str(), &st), 0);
+  EXPECT_TRUE(S_ISLNK(st.st_mode)) << "the link itself was replaced";
+  EXPECT_EQ(contents(path("target.html")), "new\n");
+}
+
 TEST_F(FilesTest, AnExistingFileKeepsItsMode) {
   put(path("r.json"), "old\n");
   ASSERT_EQ(::chmod(path("r.json").c_str(), 0640), 0);

@@ -148,6 +148,14 @@ for (const n of [1, 3, 10]) {
   within(r.nodes[1].utilisation, 1, 0.01, 'cache, 64 clients: the store is busy');
 }
 
+// Found by a new user: a closed loop with more clients than a tenth of the requests measured its
+// start (window 0, X = 0); the warm-up now covers 4 rounds of every client.
+{
+  const r = sim.simulate({ loop: 'closed', concurrency: 10000, requests: 1000, service_ms: 5, dist: 'det' });
+  within(r.throughput_rps, 200, 0.01, 'closed loop, 10,000 clients, 1,000 requests: throughput = 1 / S');
+  within(r.little.x_times_r, 10000, 0.01, 'closed loop, 10,000 clients: Little\'s law');
+}
+
 // Reproducible: the same seed gives the same result bit for bit; another seed another one.
 {
   const cfg = { topology: 'replicas', policy: 'random', service_ms: 3, rate_rps: 800, requests: 50000, seed: 42 };
@@ -161,7 +169,15 @@ for (const n of [1, 3, 10]) {
 // Bad configuration is an error that names the field.
 for (const [bad, field] of [[{ workers: 0 }, 'workers'], [{ loop: 'half' }, 'loop'],
                             [{ topology: 'replicas', policy: 'fastest' }, 'policy'],
-                            [{ service_ms: -1 }, 'service_ms']]) {
+                            [{ service_ms: -1 }, 'service_ms'],
+                            // Found by a new user: these gave NaN or text arithmetic, not errors.
+                            [{ service_ms: '5' }, 'service_ms'], [{ delay_ms: Infinity }, 'delay_ms'],
+                            [{ warmup: -1 }, 'warmup'], [{ seed: NaN }, 'seed'],
+                            [{ arrivals: 'bursty' }, 'arrivals'],
+                            [{ dist: 'measured', shape: [[0, 1], [1, 0.5]] }, 'shape'],
+                            [{ dist: 'measured', shape: [[0, 0], [1, 0]] }, 'shape'],
+                            [{ topology: 'replicas', slow_replica: 3 }, 'slow_replica'],
+                            [{ requests: 3e8 }, 'requests']]) {
   let message = '';
   try { sim.simulate(bad); } catch (e) { message = e.message; }
   check(message.indexOf(field) >= 0, `bad ${field}: "${message}"`);
