@@ -21,7 +21,7 @@
   });
 
   var data = JSON.parse(document.getElementById('knee-sim').textContent);
-  var cfg = data.config;
+  var cfg = KneeSim.defaults(data.config);  // the fields the command line left out: sim.js's
   var cal = data.calibration;
   if (data.shape) cfg.shape = data.shape;
   var palette = ['#1f77b4', '#ff7f0e', '#2ca02c', '#9467bd', '#8c564b', '#17becf'];
@@ -135,7 +135,8 @@
       var k = Math.round(cap.knee_concurrency);
       if (k >= 1 && xs.indexOf(k) < 0) xs.push(k);
     }
-    if (cal) cal.points.forEach(function (p) { if (xs.indexOf(p.load) < 0) xs.push(p.load); });
+    // Measured points only on the axis they were measured on (concurrency or rate).
+    if (cal && cal.loop === c.loop) cal.points.forEach(function (p) { if (xs.indexOf(p.load) < 0) xs.push(p.load); });
     if (extra && xs.indexOf(extra) < 0) xs.push(extra);
     xs.sort(function (a, b) { return a - b; });
     return xs;
@@ -152,11 +153,11 @@
     var specs = [
       { id: 'throughput', title: 'Throughput against load', y: 'req/s',
         series: [['simulated throughput', curve.map(function (r) { return r.throughput_rps; })]],
-        measured: cal ? ['measured throughput', function (p) { return p.throughput_rps; }] : null },
+        measured: cal && cal.loop === c.loop ? ['measured throughput', function (p) { return p.throughput_rps; }] : null },
       { id: 'latency', title: 'Latency against load (log scale)', y: 'ms',
         series: [['simulated p50', curve.map(function (r) { return r.latency.p50; })],
                  ['simulated p99', curve.map(function (r) { return r.latency.p99; })]],
-        measured: cal ? ['measured p99', function (p) { return p.p99_ms; }] : null },
+        measured: cal && cal.loop === c.loop ? ['measured p99', function (p) { return p.p99_ms; }] : null },
       { id: 'queue', title: 'Queue and utilisation against load', y: 'requests waiting',
         series: [['mean queue (all nodes)', curve.map(function (r) {
           return r.nodes.reduce(function (s, n) { return s + n.mean_queue; }, 0); })],
@@ -352,6 +353,7 @@
     state.xs = curveLoads(c, state.cap, start);
     state.curve = state.xs.map(function (x) { return at(c, x, perPoint); });
     selftest.curve_ms = performance.now() - t0;
+    selftest.curve_points = state.xs.length;
     // Open loop: the same share of the (new) saturation point as before, 70 % at first or
     // after a change of loop, or the rate from the command line. Closed loop: the same
     // concurrency, or the command line's.
@@ -417,7 +419,7 @@
         var step = function (i) {
           if (i === 20) {
             times.sort(function (a, b) { return a - b; });
-            selftest.bench = { moves: times.length, median_ms: times[10], max_ms: times[19],
+            selftest.bench = { moves: times.length, median_ms: (times[9] + times[10]) / 2, max_ms: times[19],
                                requests: readConfig().requests };
             writeSelftest();
             return null;

@@ -70,6 +70,15 @@ void ModelSimFlags::add_to(CLI::App& model) {
 int ModelSimFlags::run() {
   report::SimSettings s = settings_;
   std::optional<report::SimCalibration> calibration;
+  if (output_.empty()) {
+    return report_failure(Status::invalid_argument(
+        "-o: give a file path for the page, e.g. -o sim.html, or - for stdout"));
+  }
+  // The output first, so that a bad path costs nothing (and never the --from file itself).
+  std::vector<std::string> inputs;
+  if (from_) inputs.push_back(*from_);
+  FileOrStdout out;
+  if (Status st = out.open("-o", output_, inputs); !st) return report_failure(st);
   if (from_) {
     for (const auto& [given, flag] : {std::pair{service_time_.has_value(), "--service-time"},
                                       std::pair{delay_.has_value(), "--delay"}}) {
@@ -105,21 +114,18 @@ int ModelSimFlags::run() {
   for (const auto& [refused, message] : unused) {
     if (refused) return report_failure(Status::invalid_argument(message));
   }
-  if (output_.empty()) {
-    return report_failure(Status::invalid_argument(
-        "-o: give a file path for the page, e.g. -o sim.html, or - for stdout"));
-  }
   if (workers_) s.workers = *workers_;
-  for (const auto& [text, flag, out] : {std::tuple{&service_time_, "--service-time", &s.service_ms},
-                                        std::tuple{&delay_, "--delay", &s.delay_ms}}) {
+  for (const auto& [text, flag, field] :
+       {std::tuple{&service_time_, "--service-time", &s.service_ms},
+        std::tuple{&delay_, "--delay", &s.delay_ms}}) {
     if (!*text) continue;
     Result<core::Nanos> d = core::parse_duration(**text);
     if (!d) return report_failure(d.status().with_context(flag));
-    if (d->count() <= 0 && out == &s.service_ms) {
+    if (d->count() <= 0 && field == &s.service_ms) {
       return report_failure(
           Status::invalid_argument("--service-time: give a duration above 0, e.g. 5ms or 250us"));
     }
-    *out = static_cast<double>(d->count()) / 1e6;
+    *field = static_cast<double>(d->count()) / 1e6;
   }
   if (rate_rps_) {
     if (!(std::isfinite(*rate_rps_) && *rate_rps_ > 0)) {
@@ -129,10 +135,6 @@ int ModelSimFlags::run() {
     s.rate_rps = *rate_rps_;
   }
   if (concurrency_) s.concurrency = *concurrency_;
-  std::vector<std::string> inputs;
-  if (from_) inputs.push_back(*from_);
-  FileOrStdout out;
-  if (Status st = out.open("-o", output_, inputs); !st) return report_failure(st);
   // Written whole (a temporary file renamed into place) or not at all.
   if (Status st = out.write(report::render_sim_html(s, calibration)); !st) {
     return report_failure(st);

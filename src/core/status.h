@@ -103,7 +103,7 @@ class Result {
   T* operator->() { return &value(); }
   const T* operator->() const { return &value(); }
 
-  // The failure; ok() when this holds a value.
+  // The failure; a success (Status::success()) when this holds a value.
   Status status() const { return has_value() ? Status::success() : std::get<Status>(v_); }
 
  private:

@@ -842,8 +842,10 @@ std::string sim_section(const SweepDocument& doc) {
   auto c = calibrate_sim(doc, "SWEEP.json", 1);
   if (!c) return "";
   return "<section class=\"simulate\">\n<h2>Simulate this server</h2>\n<p>" +
-         esc(fmt::format("This sweep calibrates a simulation of a {}-loop server: {}.", c->loop,
-                         c->how)) +
+         esc(fmt::format("This sweep calibrates a simulation of a {}-loop server of one worker "
+                         "(an event loop): {}.",
+                         c->loop, c->how)) +
+         (c->warning ? " " + esc("Warning: " + *c->warning) : std::string()) +
          " <code>knee model sim --from SWEEP.json -o sim.html</code> (SWEEP.json: this sweep's "
          "<code>--json</code> file) writes the Traffic Lab: an offline page where the load moves "
          "on a slider, the simulated curve is drawn over these measured levels, and each level "

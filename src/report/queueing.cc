@@ -102,6 +102,16 @@ Result<std::vector<ThroughputPoint>> csv_points(const std::string& flag, const s
 
 }  // namespace
 
+const LevelFigures* highest_throughput_level(const SweepDocument& sweep) {
+  const LevelFigures* best = nullptr;
+  for (const LevelFigures& l : sweep.levels) {
+    const double x = l.median.throughput_rps;
+    if (std::isfinite(x) && x > 0 && (best == nullptr || x > best->median.throughput_rps))
+      best = &l;
+  }
+  return best;
+}
+
 Result<SweepDocument> read_sweep(const std::string& label, const std::string& text,
                                  std::string_view command, std::string_view needs) {
   auto doc = parse_document(text, label);
@@ -189,15 +199,12 @@ Result<std::pair<double, MuSource>> mu_from_sweep(const std::string& label,
                                                   const std::string& text) {
   auto sweep = read_sweep(label, text, "model mm1 --from", "a sweep (knee sweep --json FILE)");
   if (!sweep) return sweep.status();
-  const LevelFigures* best = &sweep->levels.front();
-  for (const LevelFigures& l : sweep->levels) {
-    if (l.median.throughput_rps > best->median.throughput_rps) best = &l;
-  }
-  const double mu = best->median.throughput_rps;
-  if (!(std::isfinite(mu) && mu > 0)) {
+  const LevelFigures* best = highest_throughput_level(*sweep);
+  if (best == nullptr) {
     return Status::invalid_field(
         "from", fmt::format("'{}' has no level with a throughput above 0 to take as mu", label));
   }
+  const double mu = best->median.throughput_rps;
   MuSource source;
   source.from = label;
   if (best->mode == LoopMode::kOpen) {

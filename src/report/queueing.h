@@ -50,6 +50,10 @@ core::Result<std::vector<analysis::ThroughputPoint>> read_points(const std::stri
                                                                  const std::string& label,
                                                                  const std::string& text);
 
+// The level with the largest median throughput (the first of equals); nullptr when no level has
+// a throughput above 0 (or a finite one).
+const LevelFigures* highest_throughput_level(const SweepDocument& sweep);
+
 // The sweep document in `text` read from `label`. Errors: not JSON, not knee's, or another kind
 // of document ("b.json is a run; `COMMAND` needs NEEDS"), or a sweep without levels.
 core::Result<SweepDocument> read_sweep(const std::string& label, const std::string& text,

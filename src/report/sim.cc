@@ -6,7 +6,9 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "analysis/queueing.h"
 #include "report/html_text.h"
+#include "report/queueing.h"
 #include "report/record.h"
 #include "report/web_assets.h"
 
@@ -40,16 +42,10 @@ json settings_json(const SimSettings& s) {
          {"policy", s.policy},
          {"requests", s.requests},
          {"seed", s.seed},
-         // The rest of the page's fields, at the values the lessons use.
-         {"blocking_share", 0.01},
-         {"blocking_ms", 100},
-         {"slow_replica", -1},
-         {"slow_factor", 2},
-         {"hit_ratio", 0.8},
-         {"cache_ms", 0.2},
-         {"store_ms", 5},
-         {"store_workers", 1},
-         {"arrivals", "poisson"}};
+         {"arrivals", s.arrivals},
+         // A slower replica, when one is picked in the page, twice as slow as the others (seed
+         // 002's lesson 3); every other field takes web/sim.js's default (KneeSim.defaults).
+         {"slow_factor", 2}};
   j["rate_rps"] = s.rate_rps ? json(*s.rate_rps) : json();
   return j;
 }
@@ -83,41 +79,52 @@ Result<SimCalibration> calibrate_sim(const SweepDocument& sweep, const std::stri
   c.from = from;
   c.target = sweep.target;
   c.loop = sweep.mode() == LoopMode::kOpen ? "open" : "closed";
+  c.arrivals = sweep.params.arrival;
   c.workers = std::max(1, workers);
   for (const LevelFigures& l : sweep.levels) {
     const RunFigures& r = l.median;
     c.points.push_back(SimPoint{r.level_key(), r.throughput_rps, ms(r.latency_ns.mean),
                                 ms(static_cast<double>(r.latency_ns.p50)),
                                 ms(static_cast<double>(r.latency_ns.p99))});
-    if (r.throughput_rps > c.ceiling_rps) {
-      c.ceiling_rps = r.throughput_rps;
-      c.ceiling_load = r.level_key();
-    }
   }
-  if (!(c.ceiling_rps > 0 && std::isfinite(c.ceiling_rps))) {
+  const LevelFigures* best = highest_throughput_level(sweep);
+  if (best == nullptr) {
     return Status::invalid_field(
         "from", fmt::format("'{}' has no level with a throughput above 0 to calibrate from", from));
   }
+  c.ceiling_rps = best->median.throughput_rps;
+  c.ceiling_load = best->median.level_key();
   c.service_ms = round4(1000.0 * c.workers / c.ceiling_rps);
-  const RunFigures& low = sweep.levels.front().median;
-  const double low_mean_ms = ms(low.latency_ns.mean);
-  const bool queues = c.loop == "closed" && low.level_key() > c.workers;
-  c.delay_ms = queues ? 0 : round4(std::max(0.0, low_mean_ms - c.service_ms));
-  // The shape: the lowest level's latency distribution, from its recorded histogram (the repeat
-  // the figures are the median of) at 17 quantiles, else from the summary's six.
-  std::vector<std::pair<double, double>> points;
   const LevelFigures& first = sweep.levels.front();
-  for (const RunRecord& record : first.records) {
-    const core::Histogram& h = record.result.stats.latency_ns;
-    if (h.count() == 0 || h.count() != low.latency_ns.count) continue;
+  const RunFigures& low = first.median;
+  const double low_mean_ms = ms(low.latency_ns.mean);
+  // What of the lowest level's latency is waiting, not service or delay: a closed loop with more
+  // clients than workers queues for sure (then no delay and no shape can be told apart); an
+  // open loop waits as M/M/c does at that rate with Poisson arrivals, and next to nothing with
+  // uniform ones at a utilisation this low.
+  const bool queues = c.loop == "closed" && low.level_key() > c.workers;
+  double wait_ms = 0;
+  if (c.loop == "open" && c.arrivals == "poisson") {
+    auto m = analysis::mmc(c.workers, low.level_key(), 1000.0 / c.service_ms);
+    if (m) wait_ms = ms(m->mean_wait_ns);
+  }
+  c.delay_ms = queues ? 0 : round4(std::max(0.0, low_mean_ms - c.service_ms - wait_ms));
+  // The shape: the lowest level's latency distribution, from the recorded histogram of the
+  // repeat its figures are (with one repeat, the only one) at 17 quantiles, else from the
+  // summary's six.
+  std::vector<std::pair<double, double>> points;
+  size_t repeat = 0;
+  for (size_t i = 0; i < first.runs.size(); ++i) {
+    if (first.runs[i] == low) repeat = i;
+  }
+  if (repeat < first.records.size() && first.records[repeat].result.stats.latency_ns.count() > 0) {
+    const core::Histogram& h = first.records[repeat].result.stats.latency_ns;
     for (double q : {0.0, 0.01, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99,
                      0.999, 0.9999, 1.0}) {
       points.emplace_back(
           q, ms(static_cast<double>(q == 0 ? h.min() : h.value_at_percentile(100 * q))));
     }
-    break;
-  }
-  if (points.empty()) {
+  } else {
     const LatencySummary& q = low.latency_ns;
     for (const auto& [quantile, ns] :
          {std::pair{0.0, q.min}, std::pair{0.5, q.p50}, std::pair{0.9, q.p90},
@@ -131,7 +138,8 @@ Result<SimCalibration> calibrate_sim(const SweepDocument& sweep, const std::stri
     last = std::max(last, std::max(0.0, value_ms - c.delay_ms));
     c.shape.emplace_back(quantile, last);
   }
-  if (c.shape.back().second <= 0) c.shape.clear();  // an empty histogram: no shape
+  // No shape from an empty histogram, nor from a level whose latency is mostly queueing.
+  if (c.shape.back().second <= 0 || queues) c.shape.clear();
   const std::string at = c.loop == "closed" ? fmt::format("concurrency {}", c.ceiling_load)
                                             : fmt::format("{:.6g} req/s offered", c.ceiling_load);
   if (!sweep.knee.index) {
@@ -140,15 +148,25 @@ Result<SimCalibration> calibrate_sim(const SweepDocument& sweep, const std::stri
         "is then a lower bound of the ceiling and the service time from it an upper bound; the "
         "model saturates where the measurement only stopped. Sweep higher to calibrate.";
   }
+  const char* plural = c.workers == 1 ? "" : "s";
   c.how = fmt::format(
       "service time {:.4g} ms = {} worker{} / {:.6g} req/s (the largest measured throughput, at "
       "{}); delay {:.4g} ms = ",
-      c.service_ms, c.workers, c.workers == 1 ? "" : "s", c.ceiling_rps, at, c.delay_ms);
-  c.how += queues
-               ? fmt::format("0, the lowest level (concurrency {}) already queues on {} worker{}",
-                             low.level_key(), c.workers, c.workers == 1 ? "" : "s")
-               : fmt::format("the mean latency at the lowest level ({:.4g} ms) - the service time",
-                             low_mean_ms);
+      c.service_ms, c.workers, plural, c.ceiling_rps, at, c.delay_ms);
+  if (queues) {
+    c.how += fmt::format(
+        "0 and exponential service times, as the lowest level (concurrency {}) already queues on "
+        "{} worker{}",
+        low.level_key(), c.workers, plural);
+  } else if (wait_ms > 0) {
+    c.how += fmt::format(
+        "the mean latency at the lowest level ({:.4g} ms) - the service time - M/M/{}'s wait at "
+        "that rate ({:.4g} ms)",
+        low_mean_ms, c.workers, wait_ms);
+  } else {
+    c.how += fmt::format("the mean latency at the lowest level ({:.4g} ms) - the service time",
+                         low_mean_ms);
+  }
   return c;
 }
 
@@ -158,7 +176,8 @@ SimSettings calibrated(SimSettings s, const SimCalibration& c) {
   s.workers = c.workers;
   s.service_ms = c.service_ms;
   s.delay_ms = c.delay_ms;
-  if (!c.shape.empty()) s.dist = "measured";
+  if (c.arrivals == "uniform" || c.arrivals == "poisson") s.arrivals = c.arrivals;
+  s.dist = c.shape.empty() ? "exp" : "measured";
   if (!c.points.empty()) {
     if (c.loop == "open") {
       s.rate_rps = c.points.front().load;

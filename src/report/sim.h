@@ -31,6 +31,7 @@ struct SimSettings {
   int concurrency = 1;
   int replicas = 3;
   std::string policy = "round_robin";  // round_robin | least_conn | random
+  std::string arrivals = "poisson";    // open loop: poisson | uniform (knee's own default)
   int requests = 100000;               // simulated per move of the load slider
   uint32_t seed = 1;
 };
@@ -46,13 +47,15 @@ struct SimPoint {
 // What a sweep says about the server, for the simulation. With W workers and the largest
 // measured throughput X: service time S = W / X (the server saturates where the measurement
 // did); delay d = the mean latency at the lowest level minus S (the network and the client,
-// which do not queue), 0 when the lowest level already queues (concurrency above W); the
+// which do not queue) and, in an open loop with Poisson arrivals, minus M/M/W's wait at that
+// rate; 0 when the lowest level already queues (concurrency above W), with no shape; the
 // shape: the lowest level's latency at 17 quantiles of its recorded histogram (min, 1 %, 5 %,
 // 10 % ... 90 %, 95 %, 99 %, 99.9 %, 99.99 %, max; the summary's min, p50, p90, p99, p99.9 and max
 // in files without records) minus d, as an inverse CDF that sim.js scales to the mean S.
 struct SimCalibration {
   std::string from, target;
-  std::string loop;  // open | closed, the sweep's
+  std::string loop;      // open | closed, the sweep's
+  std::string arrivals;  // open loop: the sweep's arrival process, uniform or poisson
   int workers = 1;
   double ceiling_rps = 0, ceiling_load = 0;
   double service_ms = 0, delay_ms = 0;

@@ -26,8 +26,9 @@ check(ids === 'throughput,latency,queue', `charts throughput, latency, queue: ${
 for (const c of self.charts || []) {
   for (const s of c.series) {
     const measured = s.label.startsWith('measured');
-    check(measured ? s.points === levels : s.points >= levels,
-          `${c.id}: ${s.label} has ${s.points} points (${measured ? 'one per level, ' + levels : 'the curve, >= ' + levels})`);
+    const want = measured ? levels : self.curve_points;
+    check(s.points === want && want >= levels,
+          `${c.id}: ${s.label} has ${s.points} points (${measured ? 'one per level' : 'one per load of the curve'}, ${want})`);
   }
 }
 check((self.agreement || []).length === levels, `a verdict per level: ${JSON.stringify(self.agreement)}`);

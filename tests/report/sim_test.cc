@@ -74,6 +74,19 @@ TEST(SimCalibration, TakesTheShapeFromTheRecordedHistogramWhenThereIsOne) {
     EXPECT_GE(c->shape[i].second, c->shape[i - 1].second);
 }
 
+// A reviewer's find: a lowest level that already queues gave a "measured shape" that was mostly
+// waiting; it now gives no delay and no shape (exponential service).
+TEST(SimCalibration, ALowestLevelThatQueuesGivesNoDelayAndNoShape) {
+  SweepDocument sweep = fixture_sweep();
+  sweep.levels.erase(sweep.levels.begin());  // now from concurrency 2, on 1 worker
+  auto c = calibrate_sim(sweep, "sweep.json", 1);
+  ASSERT_TRUE(c) << c.status().message();
+  EXPECT_EQ(c->delay_ms, 0);
+  EXPECT_TRUE(c->shape.empty());
+  EXPECT_EQ(calibrated(SimSettings{}, *c).dist, "exp");
+  EXPECT_NE(c->how.find("already queues"), std::string::npos) << c->how;
+}
+
 TEST(SimCalibration, ASweepWithoutThroughputIsRefusedNamingFrom) {
   SweepDocument sweep = fixture_sweep();
   for (LevelFigures& l : sweep.levels) l.median.throughput_rps = 0;

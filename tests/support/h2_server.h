@@ -28,6 +28,7 @@ struct H2Script {
   std::chrono::milliseconds delay{0};  // before each answer
   // After this many requests on a connection, 5,000 PING frames in one write instead of the
   // answers (more PING ACKs than nghttp2 lets a peer queue: its client reports a flood). 0: never.
+  // Cleartext (h2c) only: over TLS the server just stops answering.
   int ping_flood_after = 0;
   // TLS with this certificate and key, ALPN h2; cleartext (h2c) when empty.
   std::string cert_file, key_file;
