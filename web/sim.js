@@ -361,9 +361,10 @@
     var total = c.warmup + c.requests;
     var closed = c.loop === 'closed';
     var slots = closed ? c.concurrency + 1 : Math.min(total, 1 << 16);
-    var stations = specs.map(function (x, i) {
+    var stations = specs.map(function (x) {
+      // stationsOf's mean, but for the event loop under 'blocking': there the blocking requests
+      // take blocking_ms (serviceTime) and the others the service time.
       var mean = c.topology === 'blocking' ? c.service_ms : x.mean;
-      if (c.topology === 'replicas') mean = c.service_ms * (i === c.slow_replica ? c.slow_factor : 1);
       return new Station(x.name, x.servers, makeSampler(c.dist, mean, shape, random), 64);
     });
 
