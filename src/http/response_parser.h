@@ -5,8 +5,9 @@
 // the connection may be reused, or why the bytes were not HTTP. It does not keep header values
 // or the body: only Content-Length, Transfer-Encoding and Connection matter, tokenised on the fly
 // into a few fixed-size fields. feed() never allocates and makes no virtual calls; the head
-// (status line, fields, chunk lines, trailers) is a byte-at-a-time state machine, body bytes are
-// skipped in bulk.
+// (status line, fields, chunk lines, trailers) is a byte-at-a-time state machine with runs taken
+// in one step where nothing can go wrong inside them (the usual "HTTP/1.x NNN " start, a field
+// name, a skipped value up to its line end); body bytes are skipped in bulk.
 //
 // Sources:
 //   RFC 9112 §4 status line; §2.2 a lone LF is accepted as a line end, a CR must precede LF;
@@ -130,6 +131,15 @@ class ResponseParser {
   void start_response();  // per-response fields, for the first and each interim response
   void start_value();
   void value_byte(char c);
+  void name_char(char c);  // one lower-cased byte of a field name, or the name is too long
+  // Takes the field-name bytes (tchar) that follow in data[i, len), up to the head's limit;
+  // returns the index of the first byte it did not take.
+  size_t take_name(const char* data, size_t i, size_t len);
+  // Skips data[i, len) up to its first CR or LF (counted in the section); returns its index.
+  size_t skip_line(const char* data, size_t i, size_t len);
+  // Takes a whole CRLF at data[i] when it is there and fits in the head's limit (advancing i),
+  // so the line's end costs no turn of the byte loop; false leaves it to that loop.
+  bool take_crlf(const char* data, size_t& i, size_t len);
   void finish_element();
   void finish_value();
   void end_of_head();

@@ -27,6 +27,7 @@ struct Outcome {
   int status;
   uint64_t body_bytes;
   bool keep_alive;
+  std::string_view error;  // a static string of the parser's
   bool operator==(const Outcome&) const = default;
 };
 
@@ -50,7 +51,8 @@ std::vector<Outcome> parse_stream(std::string_view stream, bool head, size_t pie
       check(used == len);
       continue;
     }
-    out.push_back({s, parser.status_code(), parser.body_bytes(), parser.keep_alive()});
+    out.push_back(
+        {s, parser.status_code(), parser.body_bytes(), parser.keep_alive(), parser.error()});
     if (s == ResponseParser::State::kError) return out;
     check(used >= 1);
     check(parser.status_code() >= 100 && parser.status_code() <= 999);
@@ -59,7 +61,8 @@ std::vector<Outcome> parse_stream(std::string_view stream, bool head, size_t pie
   }
   const ResponseParser::State s = parser.on_eof();
   check(s != ResponseParser::State::kNeedMore);
-  out.push_back({s, parser.status_code(), parser.body_bytes(), parser.keep_alive()});
+  out.push_back(
+      {s, parser.status_code(), parser.body_bytes(), parser.keep_alive(), parser.error()});
   return out;
 }
 

@@ -407,6 +407,43 @@ TEST(ResponseParser, RejectsOverlongHeads) {
   EXPECT_EQ(error(trailers).error, "trailer section longer than 64 KiB");
 }
 
+// The status line's start, a field name and a skipped line end are taken in one step when
+// whole in the buffer; where one crosses the head's limit, or is malformed, the outcome (bytes
+// consumed included) is the byte loop's.
+TEST(ResponseParser, RunsTakenInOneStepEndWhereTheByteLoopWould) {
+  const std::string nginx =
+      "HTTP/1.1 200 OK\r\nServer: nginx/1.22.1\r\nDate: Thu, 03 Dec 2026 05:35:00 GMT\r\n"
+      "Content-Type: application/octet-stream\r\nContent-Length: 3\r\nConnection: "
+      "keep-alive\r\n\r\nok\n";
+  expect_every_split(nginx, complete(nginx.size(), 200, 3, true));
+
+  const std::string start = "HTTP/1.1 200 OK\r\n";
+  const size_t room = ResponseParser::kMaxHeadBytes - start.size();
+  for (size_t over = 0; over < 4; ++over) {
+    // A field name, then a skipped value's CRLF, reaching just past the limit.
+    const std::string name = start + std::string(room - 1 + over, 'n') + ": v\r\n\r\n";
+    const std::string value = start + "X: " + std::string(room - 5 + over, 'v') + "\r\n\r\n";
+    for (const std::string& r : {name, value}) {
+      std::vector<size_t> every(r.size());
+      for (size_t i = 0; i < r.size(); ++i) every[i] = i;
+      EXPECT_EQ(parse(r), parse(r, every)) << "over " << over;
+    }
+  }
+  std::string at_limit = start + "Content-Length: 0\r\nX: ";
+  at_limit += std::string(ResponseParser::kMaxHeadBytes - at_limit.size() - 4, 'v') + "\r\n\r\n";
+  EXPECT_EQ(parse(at_limit), complete(at_limit.size(), 200, 0, true));
+  at_limit.insert(start.size(), "Y");  // one byte more: the last LF crosses the limit
+  EXPECT_EQ(error(at_limit).error, "header section longer than 64 KiB");
+
+  // A status code below 100 in the usual layout still fails as the byte loop says.
+  EXPECT_EQ(error("HTTP/1.1 099 Low\r\n\r\n").error, "status code below 100");
+  // A bare CR right after a skipped value: not taken as a line end.
+  EXPECT_EQ(error(start + "Server: x\rY\r\n\r\n").error, "CR not followed by LF");
+  // A long name that matters only by its first 20 bytes matches nothing.
+  const std::string long_name = start + "Content-Length-And-More: 5\r\n\r\n";
+  EXPECT_EQ(parse(long_name, {}, false, true), complete(long_name.size(), 200, 0, false));
+}
+
 TEST(ResponseParser, ResetAllowsReuse) {
   ResponseParser p;
   p.reset();
