@@ -265,6 +265,95 @@ void ResponseParser::name_char(char c) {
   }
 }
 
+ResponseParser::Field ResponseParser::field_named(std::string_view name) {
+  // Only three names matter; their lengths differ, so the length picks the one to compare.
+  const auto is = [&](std::string_view lower) {
+    for (size_t k = 0; k < lower.size(); ++k) {
+      if (to_lower(name[k]) != lower[k]) return false;
+    }
+    return true;
+  };
+  switch (name.size()) {
+    case 10:
+      return is("connection") ? Field::kConnection : Field::kOther;
+    case 14:
+      return is("content-length") ? Field::kContentLength : Field::kOther;
+    case 17:
+      return is("transfer-encoding") ? Field::kTransferEncoding : Field::kOther;
+    default:
+      return Field::kOther;
+  }
+}
+
+void ResponseParser::end_of_name(std::string_view name) {
+  field_ = field_named(name);
+  if (field_ == Field::kOther) {
+    phase_ = Phase::kHeaderValueSkip;
+  } else {
+    start_value();
+    phase_ = Phase::kHeaderValue;
+  }
+}
+
+bool ResponseParser::take_field_line(const char* data, size_t& i, size_t len) {
+  if (!is_tchar(data[i])) return false;  // the head's end, obs-fold, or a malformed line
+  const size_t end = find_line_end(data, i, len);
+  if (len - end < 2 || data[end] != '\r' || data[end + 1] != '\n') return false;
+  const size_t line = end + 2 - i;
+  if (section_bytes_ + line > kMaxHeadBytes) return false;
+  size_t colon = i;
+  while (is_tchar(data[colon])) ++colon;  // stops at the CR at the latest
+  if (data[colon] != ':') return false;
+  if (value_pending_) {
+    finish_value();
+    if (state_ != State::kNeedMore) {
+      ++i;  // where the byte loop fails too: at the line's first byte
+      return true;
+    }
+  }
+  end_of_name(std::string_view(data + i, colon - i));
+  section_bytes_ += line;
+  if (field_ != Field::kOther && !take_simple_value(data + colon + 1, end - colon - 1)) {
+    for (size_t k = colon + 1; k < end; ++k) {
+      value_byte(data[k]);
+      if (state_ != State::kNeedMore) {
+        i = k + 1;
+        return true;
+      }
+    }
+  }
+  value_pending_ = true;
+  phase_ = Phase::kHeaderLineStart;
+  i = end + 2;
+  return true;
+}
+
+bool ResponseParser::take_simple_value(const char* v, size_t n) {
+  size_t from = 0;
+  while (from < n && is_ows(v[from])) ++from;
+  while (n > from && is_ows(v[n - 1])) --n;
+  const size_t size = n - from;
+  if (size == 0 || size > kTokenCapacity) return false;
+  v += from;
+  if (field_ == Field::kContentLength) {
+    if (size > 18) return false;  // 18 digits cannot overflow
+    uint64_t value = 0;
+    for (size_t k = 0; k < size; ++k) {
+      if (!is_digit(v[k])) return false;
+      value = value * 10 + static_cast<uint64_t>(v[k] - '0');
+    }
+    element_value_ = value;
+    element_digits_ = 1;
+    return true;
+  }
+  for (size_t k = 0; k < size; ++k) {
+    if (!is_tchar(v[k])) return false;  // a list, parameters, or worse: the byte loop decides
+  }
+  for (size_t k = 0; k < size; ++k) token_[k] = to_lower(v[k]);
+  token_len_ = static_cast<uint8_t>(size);
+  return true;
+}
+
 size_t ResponseParser::skip_line(const char* data, size_t i, size_t len) {
   const size_t end = find_line_end(data, i, len);
   section_bytes_ += end - i;
@@ -341,6 +430,12 @@ size_t ResponseParser::feed(const char* data, size_t len) {
         phase_ = Phase::kStatusReason;
         continue;
       }
+    }
+
+    // A whole field line, in one step.
+    if (phase_ == Phase::kHeaderLineStart && !cr_pending_ && take_field_line(data, i, len)) {
+      if (state_ != State::kNeedMore) return i;
+      continue;
     }
 
     // Line-oriented phases, one byte at a time.
@@ -450,23 +545,8 @@ size_t ResponseParser::feed(const char* data, size_t len) {
         break;
       case Phase::kHeaderName:
         if (c == ':') {
-          const std::string_view name =
-              name_len_ <= kNameCapacity ? std::string_view(name_, name_len_) : std::string_view();
-          if (name == "content-length") {
-            field_ = Field::kContentLength;
-          } else if (name == "transfer-encoding") {
-            field_ = Field::kTransferEncoding;
-          } else if (name == "connection") {
-            field_ = Field::kConnection;
-          } else {
-            field_ = Field::kOther;
-          }
-          if (field_ == Field::kOther) {
-            phase_ = Phase::kHeaderValueSkip;
-          } else {
-            start_value();
-            phase_ = Phase::kHeaderValue;
-          }
+          end_of_name(name_len_ <= kNameCapacity ? std::string_view(name_, name_len_)
+                                                 : std::string_view());
         } else if (is_tchar(c)) {
           name_char(c);
           i = take_name(data, i, len);

@@ -135,6 +135,19 @@ class ResponseParser {
   // Takes the field-name bytes (tchar) that follow in data[i, len), up to the head's limit;
   // returns the index of the first byte it did not take.
   size_t take_name(const char* data, size_t i, size_t len);
+  // Which field `name` (any case) is, for the ones that matter.
+  static Field field_named(std::string_view name);
+  // The field name just read (any case; empty when too long to matter) decides what its value
+  // is parsed for.
+  void end_of_name(std::string_view name);
+  // Takes a whole "name: value CRLF" line at data[i] when all of it is in the buffer, fits in
+  // the head's limit, and starts as a field line (advancing i, possibly to a failure at the same
+  // byte the byte loop would fail at); false leaves the line to that loop.
+  bool take_field_line(const char* data, size_t& i, size_t len);
+  // A Content-Length, Transfer-Encoding or Connection value v[0, n) that is one element (digits,
+  // or a single token no longer than kTokenCapacity) between optional OWS, taken as the byte loop
+  // would take it (after start_value()); false for anything else, left untouched.
+  bool take_simple_value(const char* v, size_t n);
   // Skips data[i, len) up to its first CR or LF (counted in the section); returns its index.
   size_t skip_line(const char* data, size_t i, size_t len);
   // Takes a whole CRLF at data[i] when it is there and fits in the head's limit (advancing i),
