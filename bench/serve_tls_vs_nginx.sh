@@ -7,12 +7,20 @@
 # resource saturates is printed). Server CPU is utime+stime of the server process from
 # /proc/PID/stat over the run; figures per round, ROUNDS rounds, load average before.
 #
+# PLAIN=1 runs the same comparison over plain HTTP (no certificate, no --tls).
+#
 # usage: bench/serve_tls_vs_nginx.sh [KNEE_BINARY] [seconds, default 5] [rate, default 20000]
 #        [connections, default 64] [rounds, default 3]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 KNEE=${1:-$here/../build/release/knee}
 D=${2:-5}; RATE=${3:-20000}; C=${4:-64}; ROUNDS=${5:-3}
+PLAIN=${PLAIN:-0}
+if [ "$PLAIN" = 1 ]; then
+  scheme=http; ssl=""; serve_tls=(); client_tls=(); label="plain HTTP/1.1 keep-alive"
+else
+  scheme=https; ssl=" ssl"; label="TLS, HTTP/1.1 keep-alive"
+fi
 for tool in taskset /usr/sbin/nginx openssl python3; do
   command -v "$tool" >/dev/null || [ -x "$tool" ] ||
     { echo "missing $tool: apt-get install nginx-light util-linux openssl python3" >&2; exit 2; }
@@ -22,6 +30,9 @@ server_pid=
 trap '[ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null; rm -rf "$tmp"; true' EXIT
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 -subj /CN=localhost \
   -addext subjectAltName=DNS:localhost,IP:127.0.0.1 -keyout "$tmp/key.pem" -out "$tmp/cert.pem" 2>/dev/null
+if [ "$PLAIN" != 1 ]; then
+  serve_tls=(--tls --cert "$tmp/cert.pem" --key "$tmp/key.pem"); client_tls=(--cacert "$tmp/cert.pem")
+fi
 cat > "$tmp/nginx.conf" <<CONF
 worker_processes 1;
 daemon off;
@@ -32,9 +43,8 @@ http {
   access_log off;
   keepalive_requests 1000000;
   server {
-    listen 127.0.0.1:18453 ssl reuseport backlog=4096;
-    ssl_certificate $tmp/cert.pem;
-    ssl_certificate_key $tmp/key.pem;
+    listen 127.0.0.1:18453$ssl reuseport backlog=4096;
+$( [ "$PLAIN" = 1 ] || printf '    ssl_certificate %s;\n    ssl_certificate_key %s;\n' "$tmp/cert.pem" "$tmp/key.pem")
     location / { default_type application/json; return 200 '{"ok":true,"instance":"app1"}'; }
   }
 }
@@ -46,8 +56,7 @@ start_server() { # name
     taskset -c 0 /usr/sbin/nginx -c "$tmp/nginx.conf" -p "$tmp" & server_pid=$!
     port=18453
   else
-    taskset -c 0 "$KNEE" serve --tls --cert "$tmp/cert.pem" --key "$tmp/key.pem" --port 18454 \
-      > "$tmp/serve.out" & server_pid=$!
+    taskset -c 0 "$KNEE" serve "${serve_tls[@]}" --port 18454 > "$tmp/serve.out" & server_pid=$!
     port=18454
   fi
   sleep 0.5
@@ -60,7 +69,7 @@ measure() { # name knee-run-args...
   local name=$1; shift
   local before after out n
   before=$(cpu_ticks "$worker")
-  out=$(taskset -c 1 "$KNEE" run "https://localhost:$port/fast" --cacert "$tmp/cert.pem" -w 1s \
+  out=$(taskset -c 1 "$KNEE" run "$scheme://localhost:$port/fast" "${client_tls[@]}" -w 1s \
         -d "${D}s" --server-pid "$worker" --json - "$@" 2>/dev/null)
   after=$(cpu_ticks "$worker")
   printf '%s\n' "$out" | python3 -c '
@@ -75,7 +84,7 @@ rps, p99 = d["throughput_rps"], d["latency_ns"]["p99"] / 1e6
 print(f"{name:12s} {ok:9d} ok {rps:9.0f} req/s  server {ticks / hz * 1e6 / max(served, 1):6.2f} us-cpu/req  p99 {p99:7.3f} ms  saturated: {sat}")
 ' "$name" "$((after - before))" "$(getconf CLK_TCK)"
 }
-echo "knee serve --tls vs nginx (TLS, HTTP/1.1 keep-alive), server on CPU 0, client on CPU 1, ${D}s per run"
+echo "knee serve vs nginx ($label), server on CPU 0, client on CPU 1, ${D}s per run"
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg) (rerun when above 1.0 on 2 cores)"
 for r in $(seq "$ROUNDS"); do
   echo "round $r"
