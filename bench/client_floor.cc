@@ -14,7 +14,8 @@
 // undercuts epoll's per-request system calls (liburing's io_uring_prep_send(3), io_uring_setup(2)).
 //
 // usage: client_floor epoll|uring CONNECTIONS SECONDS [PORT]   (target 127.0.0.1:PORT, 18080)
-// Prints {"requests": N} (the shape ../shared/bench/peers.sh reads); exit 1 on a set-up failure.
+// Prints {"requests": N} (the shape ../shared/bench/peers.sh reads); exit 1 when a system call
+// fails (set-up, or a send or receive during the run: the target must not fail), 2 on bad usage.
 #include <arpa/inet.h>
 #include <liburing.h>
 #include <netinet/in.h>

@@ -7,7 +7,9 @@
 # resource saturates is printed). Server CPU is utime+stime of the server process from
 # /proc/PID/stat over the run; figures per round, ROUNDS rounds, load average before.
 #
-# PLAIN=1 runs the same comparison over plain HTTP (no certificate, no --tls).
+# PLAIN=1 runs the same comparison over plain HTTP (no certificate, no --tls): the server's CPU
+# per request, which bench/serve_vs_nginx.sh (throughput under one wrk) cannot show when the
+# client saturates first. Ends with the medians per load and knee over nginx.
 #
 # usage: bench/serve_tls_vs_nginx.sh [KNEE_BINARY] [seconds, default 5] [rate, default 20000]
 #        [connections, default 64] [rounds, default 3]
@@ -17,9 +19,9 @@ KNEE=${1:-$here/../build/release/knee}
 D=${2:-5}; RATE=${3:-20000}; C=${4:-64}; ROUNDS=${5:-3}
 PLAIN=${PLAIN:-0}
 if [ "$PLAIN" = 1 ]; then
-  scheme=http; ssl=""; serve_tls=(); client_tls=(); label="plain HTTP/1.1 keep-alive"
+  scheme=http; host=127.0.0.1; ssl=""; serve_tls=(); client_tls=(); label="plain HTTP/1.1 keep-alive"
 else
-  scheme=https; ssl=" ssl"; label="TLS, HTTP/1.1 keep-alive"
+  scheme=https; host=localhost; ssl=" ssl"; label="TLS, HTTP/1.1 keep-alive"
 fi
 for tool in taskset /usr/sbin/nginx openssl python3; do
   command -v "$tool" >/dev/null || [ -x "$tool" ] ||
@@ -28,9 +30,9 @@ done
 tmp=$(mktemp -d)
 server_pid=
 trap '[ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null; rm -rf "$tmp"; true' EXIT
-openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 -subj /CN=localhost \
-  -addext subjectAltName=DNS:localhost,IP:127.0.0.1 -keyout "$tmp/key.pem" -out "$tmp/cert.pem" 2>/dev/null
 if [ "$PLAIN" != 1 ]; then
+  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 -subj /CN=localhost \
+    -addext subjectAltName=DNS:localhost,IP:127.0.0.1 -keyout "$tmp/key.pem" -out "$tmp/cert.pem" 2>/dev/null
   serve_tls=(--tls --cert "$tmp/cert.pem" --key "$tmp/key.pem"); client_tls=(--cacert "$tmp/cert.pem")
 fi
 cat > "$tmp/nginx.conf" <<CONF
@@ -69,7 +71,7 @@ measure() { # name knee-run-args...
   local name=$1; shift
   local before after out n
   before=$(cpu_ticks "$worker")
-  out=$(taskset -c 1 "$KNEE" run "$scheme://localhost:$port/fast" "${client_tls[@]}" -w 1s \
+  out=$(taskset -c 1 "$KNEE" run "$scheme://$host:$port/fast" "${client_tls[@]}" -w 1s \
         -d "${D}s" --server-pid "$worker" --json - "$@" 2>/dev/null)
   after=$(cpu_ticks "$worker")
   printf '%s\n' "$out" | python3 -c '
@@ -81,8 +83,11 @@ sat = (d.get("saturated") or {}).get("resource", "?")
 # Server CPU over warm-up plus measured phase, per request answered in both.
 served = ok + d["warmup"]["completed"]
 rps, p99 = d["throughput_rps"], d["latency_ns"]["p99"] / 1e6
-print(f"{name:12s} {ok:9d} ok {rps:9.0f} req/s  server {ticks / hz * 1e6 / max(served, 1):6.2f} us-cpu/req  p99 {p99:7.3f} ms  saturated: {sat}")
-' "$name" "$((after - before))" "$(getconf CLK_TCK)"
+us = ticks / hz * 1e6 / max(served, 1)
+print(f"{name:12s} {ok:9d} ok {rps:9.0f} req/s  server {us:6.2f} us-cpu/req  p99 {p99:7.3f} ms  saturated: {sat}")
+with open(sys.argv[4], "a") as rows:
+    print(name.replace(" ", "_"), f"{us:.3f}", file=rows)
+' "$name" "$((after - before))" "$(getconf CLK_TCK)" "$tmp/rows"
 }
 echo "knee serve vs nginx ($label), server on CPU 0, client on CPU 1, ${D}s per run"
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg) (rerun when above 1.0 on 2 cores)"
@@ -94,4 +99,12 @@ for r in $(seq "$ROUNDS"); do
     measure "$s -c $C" -c "$C"
     stop_server
   done
+done
+median() { awk -v n="$1" '$1 == n {print $2}' "$tmp/rows" | sort -g |
+  awk '{a[NR] = $1} END {if (NR) print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
+for load in "-r_$RATE" "-c_$C"; do
+  n=$(median "nginx_$load"); k=$(median "knee_$load")
+  awk -v l="${load/_/ }" -v n="${n:-0}" -v k="${k:-0}" 'BEGIN {
+    if (n > 0 && k > 0) printf "median %s: nginx %.2f us-cpu/req, knee serve %.2f, knee/nginx %.3f\n", l, n, k, k / n
+    else printf "median %s: a run failed\n", l }'
 done

@@ -34,9 +34,9 @@ int hex_value(char c) {
   return -1;
 }
 
-// Whether any byte of `v` is zero (the classic "haszero" bit trick, Hacker's Delight §6-1).
-constexpr uint64_t has_zero_byte(uint64_t v) {
-  return (v - 0x0101010101010101ULL) & ~v & 0x8080808080808080ULL;
+// Whether any byte of `v` is zero (the "haszero" bit trick, Hacker's Delight §6-1).
+constexpr bool has_zero_byte(uint64_t v) {
+  return ((v - 0x0101010101010101ULL) & ~v & 0x8080808080808080ULL) != 0;
 }
 
 // Index of the first CR or LF in [from, len), or len. Eight bytes per step while they hold
@@ -47,7 +47,7 @@ size_t find_line_end(const char* data, size_t from, size_t len) {
   while (len - from >= 8) {
     uint64_t v;
     std::memcpy(&v, data + from, 8);
-    if (has_zero_byte(v ^ kCr) | has_zero_byte(v ^ kLf)) break;
+    if (has_zero_byte(v ^ kCr) || has_zero_byte(v ^ kLf)) break;
     from += 8;
   }
   while (from < len && data[from] != '\r' && data[from] != '\n') ++from;
@@ -57,6 +57,8 @@ size_t find_line_end(const char* data, size_t from, size_t len) {
 // The status line's fixed start "HTTP/1.x NNN " (13 bytes) at `p`, when it is exactly that:
 // the minor version digit and the code (100..999), else nothing (the byte-at-a-time path then
 // reads the same bytes and names what is wrong).
+constexpr size_t kStatusStartBytes = 13;
+static_assert(kHttpPrefix.size() + 6 == kStatusStartBytes);  // "x NNN "
 struct StatusStart {
   uint8_t minor;
   int code;
@@ -70,7 +72,6 @@ std::optional<StatusStart> status_start(const char* p) {
   if (code < 100) return std::nullopt;
   return StatusStart{static_cast<uint8_t>(p[7] - '0'), code};
 }
-constexpr size_t kStatusStartBytes = 13;
 
 }  // namespace
 
@@ -256,13 +257,23 @@ void ResponseParser::end_of_head() {
   keep_alive_ = false;
 }
 
-void ResponseParser::name_char(char c) {
-  if (name_len_ < kNameCapacity) {
-    name_[name_len_] = to_lower(c);
-    ++name_len_;
-  } else {
-    name_len_ = kNameCapacity + 1;
+void ResponseParser::append_name(const char* p, size_t n) {
+  if (name_len_ + n <= kNameCapacity) {
+    for (size_t k = 0; k < n; ++k) name_[name_len_ + k] = to_lower(p[k]);
+    name_len_ = static_cast<uint8_t>(name_len_ + n);
+  } else if (n > 0) {
+    name_len_ = kNameCapacity + 1;  // too long to be a field that matters
   }
+}
+
+bool ResponseParser::close_pending_value() {
+  if (value_pending_) finish_value();
+  return state_ == State::kNeedMore;
+}
+
+void ResponseParser::end_field_line() {
+  value_pending_ = true;
+  phase_ = Phase::kHeaderLineStart;
 }
 
 ResponseParser::Field ResponseParser::field_named(std::string_view name) {
@@ -300,16 +311,13 @@ bool ResponseParser::take_field_line(const char* data, size_t& i, size_t len) {
   const size_t end = find_line_end(data, i, len);
   if (len - end < 2 || data[end] != '\r' || data[end + 1] != '\n') return false;
   const size_t line = end + 2 - i;
-  if (section_bytes_ + line > kMaxHeadBytes) return false;
+  if (line > room()) return false;
   size_t colon = i;
   while (is_tchar(data[colon])) ++colon;  // stops at the CR at the latest
   if (data[colon] != ':') return false;
-  if (value_pending_) {
-    finish_value();
-    if (state_ != State::kNeedMore) {
-      ++i;  // where the byte loop fails too: at the line's first byte
-      return true;
-    }
+  if (!close_pending_value()) {
+    ++i;  // where the byte loop fails too: at the line's first byte
+    return true;
   }
   end_of_name(std::string_view(data + i, colon - i));
   section_bytes_ += line;
@@ -322,8 +330,7 @@ bool ResponseParser::take_field_line(const char* data, size_t& i, size_t len) {
       }
     }
   }
-  value_pending_ = true;
-  phase_ = Phase::kHeaderLineStart;
+  end_field_line();
   i = end + 2;
   return true;
 }
@@ -331,12 +338,12 @@ bool ResponseParser::take_field_line(const char* data, size_t& i, size_t len) {
 bool ResponseParser::take_simple_value(const char* v, size_t n) {
   size_t from = 0;
   while (from < n && is_ows(v[from])) ++from;
+  const size_t with_ows = n;
   while (n > from && is_ows(v[n - 1])) --n;
   const size_t size = n - from;
-  if (size == 0 || size > kTokenCapacity) return false;
   v += from;
   if (field_ == Field::kContentLength) {
-    if (size > 18) return false;  // 18 digits cannot overflow
+    if (size == 0 || size > 18) return false;  // 18 digits cannot overflow 64 bits
     uint64_t value = 0;
     for (size_t k = 0; k < size; ++k) {
       if (!is_digit(v[k])) return false;
@@ -344,25 +351,27 @@ bool ResponseParser::take_simple_value(const char* v, size_t n) {
     }
     element_value_ = value;
     element_digits_ = 1;
+    token_ended_ = n < with_ows;  // as value_byte() leaves it after trailing OWS
     return true;
   }
+  if (size == 0 || size > kTokenCapacity) return false;
   for (size_t k = 0; k < size; ++k) {
     if (!is_tchar(v[k])) return false;  // a list, parameters, or worse: the byte loop decides
   }
   for (size_t k = 0; k < size; ++k) token_[k] = to_lower(v[k]);
   token_len_ = static_cast<uint8_t>(size);
+  token_ended_ = n < with_ows;
   return true;
 }
 
 size_t ResponseParser::skip_line(const char* data, size_t i, size_t len) {
-  const size_t end = find_line_end(data, i, len);
+  const size_t end = find_line_end(data, i, i + std::min(len - i, room()));
   section_bytes_ += end - i;
   return end;
 }
 
 bool ResponseParser::take_crlf(const char* data, size_t& i, size_t len) {
-  if (len - i < 2 || data[i] != '\r' || data[i + 1] != '\n' || cr_pending_ ||
-      section_bytes_ + 2 > kMaxHeadBytes) {
+  if (len - i < 2 || data[i] != '\r' || data[i + 1] != '\n' || room() < 2) {
     return false;
   }
   i += 2;
@@ -371,18 +380,11 @@ bool ResponseParser::take_crlf(const char* data, size_t& i, size_t len) {
 }
 
 size_t ResponseParser::take_name(const char* data, size_t i, size_t len) {
-  // No further than the head's limit, so the byte that crosses it fails as it would alone.
-  const size_t end = i + std::min(len - i, kMaxHeadBytes - std::min(section_bytes_, kMaxHeadBytes));
+  const size_t end = i + std::min(len - i, room());
   const size_t from = i;
   while (i < end && is_tchar(data[i])) ++i;
-  const size_t run = i - from;
-  section_bytes_ += run;
-  if (name_len_ + run <= kNameCapacity) {
-    for (size_t k = 0; k < run; ++k) name_[name_len_ + k] = to_lower(data[from + k]);
-    name_len_ = static_cast<uint8_t>(name_len_ + run);
-  } else if (run > 0) {
-    name_len_ = kNameCapacity + 1;  // too long to be a field that matters
-  }
+  section_bytes_ += i - from;
+  append_name(data + from, i - from);
   return i;
 }
 
@@ -528,15 +530,12 @@ size_t ResponseParser::feed(const char* data, size_t len) {
           }
           break;
         }
-        if (value_pending_) {
-          finish_value();
-          if (state_ != State::kNeedMore) break;
-        }
+        if (!close_pending_value()) break;
         if (c == '\n') {
           end_of_head();
         } else if (is_tchar(c)) {
-          name_[0] = to_lower(c);
-          name_len_ = 1;
+          name_len_ = 0;
+          append_name(&c, 1);
           phase_ = Phase::kHeaderName;
           i = take_name(data, i, len);
         } else {
@@ -548,7 +547,7 @@ size_t ResponseParser::feed(const char* data, size_t len) {
           end_of_name(name_len_ <= kNameCapacity ? std::string_view(name_, name_len_)
                                                  : std::string_view());
         } else if (is_tchar(c)) {
-          name_char(c);
+          append_name(&c, 1);
           i = take_name(data, i, len);
         } else {
           fail(c == '\n' ? "header line without ':'" : "malformed header field name");
@@ -556,18 +555,14 @@ size_t ResponseParser::feed(const char* data, size_t len) {
         break;
       case Phase::kHeaderValue:
         if (c == '\n') {
-          value_pending_ = true;
-          phase_ = Phase::kHeaderLineStart;
+          end_field_line();
         } else {
           value_byte(c);
         }
         break;
       case Phase::kHeaderValueSkip:
         if (c != '\n') i = skip_line(data, i, len);
-        if (c == '\n' || take_crlf(data, i, len)) {
-          value_pending_ = true;
-          phase_ = Phase::kHeaderLineStart;
-        }
+        if (c == '\n' || take_crlf(data, i, len)) end_field_line();
         break;
       case Phase::kChunkSize: {
         if (c == '\n') {

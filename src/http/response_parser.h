@@ -5,9 +5,11 @@
 // the connection may be reused, or why the bytes were not HTTP. It does not keep header values
 // or the body: only Content-Length, Transfer-Encoding and Connection matter, tokenised on the fly
 // into a few fixed-size fields. feed() never allocates and makes no virtual calls; the head
-// (status line, fields, chunk lines, trailers) is a byte-at-a-time state machine with runs taken
-// in one step where nothing can go wrong inside them (the usual "HTTP/1.x NNN " start, a field
-// name, a skipped value up to its line end); body bytes are skipped in bulk.
+// (status line, fields, chunk lines, trailers) is a byte-at-a-time state machine; what is whole
+// in the buffer is taken in one step instead (the usual "HTTP/1.x NNN " start, a whole field
+// line, a field name, a skipped value and its CRLF), with the outcome and the bytes consumed the
+// byte loop's, which reads what it declines; body bytes are skipped in bulk. The fuzz target
+// (tests/fuzz/response_parser_fuzz.cc) holds the two paths to the same outcome.
 //
 // Sources:
 //   RFC 9112 §4 status line; §2.2 a lone LF is accepted as a line end, a CR must precede LF;
@@ -31,6 +33,7 @@
 // used by one thread; it holds no pointer to the bytes fed to it.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -103,7 +106,7 @@ class ResponseParser {
 
  private:
   enum class Phase : uint8_t {
-    kStatusVersion,     // "HTTP/1." matched one byte at a time
+    kStatusVersion,     // "HTTP/1." matched one byte at a time, when not taken in one step
     kStatusMinor,       // the minor version digit
     kStatusSpace,       // SP after the version
     kStatusCode,        // three digits
@@ -131,9 +134,19 @@ class ResponseParser {
   void start_response();  // per-response fields, for the first and each interim response
   void start_value();
   void value_byte(char c);
-  void name_char(char c);  // one lower-cased byte of a field name, or the name is too long
-  // Takes the field-name bytes (tchar) that follow in data[i, len), up to the head's limit;
-  // returns the index of the first byte it did not take.
+  // Appends p[0, n) lower-cased to the field name (name_, name_len_), or marks it too long to
+  // matter (name_len_ kNameCapacity + 1).
+  void append_name(const char* p, size_t n);
+  // Head bytes the current section may still take before kMaxHeadBytes.
+  size_t room() const { return kMaxHeadBytes - std::min(section_bytes_, kMaxHeadBytes); }
+  // A value that ended at a line end is whole once the next line is no obs-fold: finishes it.
+  // False when that failed (state_ kError).
+  bool close_pending_value();
+  // A field line ended: its value waits for the next line (a fold may continue it).
+  void end_field_line();
+  // Takes the field-name bytes (tchar) that follow in data[i, len), at most room() of them,
+  // appending them to the name and counting them in the section; returns the index of the
+  // first byte it did not take.
   size_t take_name(const char* data, size_t i, size_t len);
   // Which field `name` (any case) is, for the ones that matter.
   static Field field_named(std::string_view name);
@@ -141,17 +154,20 @@ class ResponseParser {
   // is parsed for.
   void end_of_name(std::string_view name);
   // Takes a whole "name: value CRLF" line at data[i] when all of it is in the buffer, fits in
-  // the head's limit, and starts as a field line (advancing i, possibly to a failure at the same
-  // byte the byte loop would fail at); false leaves the line to that loop.
+  // room() and starts as a field line: first finishes the value the previous line left pending
+  // (which may fail), then the name and value (advancing i, on a failure to just past the byte
+  // the byte loop fails at); false leaves the line to that loop.
   bool take_field_line(const char* data, size_t& i, size_t len);
-  // A Content-Length, Transfer-Encoding or Connection value v[0, n) that is one element (digits,
-  // or a single token no longer than kTokenCapacity) between optional OWS, taken as the byte loop
-  // would take it (after start_value()); false for anything else, left untouched.
+  // A Content-Length value of 1..18 digits, or a Transfer-Encoding or Connection value of one
+  // token no longer than kTokenCapacity, v[0, n) between optional OWS, taken as value_byte()
+  // would take it byte by byte after start_value() (token_ended_ included); false for anything
+  // else (lists, parameters, longer values, bad bytes), left untouched for the byte loop.
   bool take_simple_value(const char* v, size_t n);
-  // Skips data[i, len) up to its first CR or LF (counted in the section); returns its index.
+  // Skips data[i, len) up to its first CR or LF, at most room() bytes (counted in the section),
+  // so the byte that crosses the limit fails in the byte loop; returns the index it stopped at.
   size_t skip_line(const char* data, size_t i, size_t len);
-  // Takes a whole CRLF at data[i] when it is there and fits in the head's limit (advancing i),
-  // so the line's end costs no turn of the byte loop; false leaves it to that loop.
+  // Takes a whole CRLF at data[i] when it is there and fits in room() (advancing i), so the
+  // line's end costs no turn of the byte loop; false leaves it to that loop.
   bool take_crlf(const char* data, size_t& i, size_t len);
   void finish_element();
   void finish_value();

@@ -8,7 +8,8 @@
 // on_eof(). Checks (abort on failure):
 //   - feed() never consumes more than it was given, and a completed response consumed >= 1 byte;
 //   - how the bytes are split changes nothing: the same responses (state, status, body bytes,
-//     keep-alive) and the same final state and error;
+//     keep-alive, error text, and where in the stream each ended) and the same final state; the
+//     one-step paths of whole input are held to the byte loop of split input this way;
 //   - a completed status is 100..999, and a response completes only with a final state.
 #include <cstddef>
 #include <cstdint>
@@ -28,6 +29,7 @@ struct Outcome {
   uint64_t body_bytes;
   bool keep_alive;
   std::string_view error;  // a static string of the parser's
+  size_t at;               // stream bytes consumed when it ended
   bool operator==(const Outcome&) const = default;
 };
 
@@ -52,7 +54,7 @@ std::vector<Outcome> parse_stream(std::string_view stream, bool head, size_t pie
       continue;
     }
     out.push_back(
-        {s, parser.status_code(), parser.body_bytes(), parser.keep_alive(), parser.error()});
+        {s, parser.status_code(), parser.body_bytes(), parser.keep_alive(), parser.error(), pos});
     if (s == ResponseParser::State::kError) return out;
     check(used >= 1);
     check(parser.status_code() >= 100 && parser.status_code() <= 999);
@@ -62,7 +64,7 @@ std::vector<Outcome> parse_stream(std::string_view stream, bool head, size_t pie
   const ResponseParser::State s = parser.on_eof();
   check(s != ResponseParser::State::kNeedMore);
   out.push_back(
-      {s, parser.status_code(), parser.body_bytes(), parser.keep_alive(), parser.error()});
+      {s, parser.status_code(), parser.body_bytes(), parser.keep_alive(), parser.error(), pos});
   return out;
 }
 
