@@ -105,7 +105,8 @@ long run_epoll(std::vector<Connection>& conns, size_t response_length,
     for (int k = 0; k < n; ++k) {
       Connection& c = conns[events[static_cast<size_t>(k)].data.u64];
       const ssize_t got = ::recv(c.fd, c.buffer.data(), c.buffer.size(), 0);
-      if (got <= 0) continue;
+      if (got < 0 && (errno == EAGAIN || errno == EINTR)) continue;
+      if (got <= 0) die("recv", got == 0 ? ECONNRESET : errno);  // as the io_uring loop
       const long whole = take(c, static_cast<size_t>(got), response_length);
       done += whole;
       if (whole > 0) ::send(c.fd, kRequest.data(), kRequest.size(), MSG_NOSIGNAL);
