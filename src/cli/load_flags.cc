@@ -3,9 +3,6 @@
 
 #include <fmt/core.h>
 
-#include <chrono>
-#include <cstdio>
-
 #include "cli/distributed.h"
 #include "core/units.h"
 
@@ -100,26 +97,7 @@ Status LoadFlags::distribute(engine::Plan& plan, bool shared_target,
         group.active() ? "mpirun" : "--part"));
   }
   if (Status s = group.split(plan); !s) return s;
-  if (!part.empty()) {
-    int index = -1, count = 0;
-    char slash = 0, extra = 0;
-    if (std::sscanf(part.c_str(), "%d%c%d%c", &index, &slash, &count, &extra) != 3 ||
-        slash != '/') {
-      return Status::invalid_field(
-          "part",
-          fmt::format("'{}' is not INDEX/COUNT: give e.g. 0/4 for the first of four", part));
-    }
-    if (Status s = engine::split_plan(plan, index, count); !s) return s;
-  }
-  if (!start_at.empty()) {
-    const double now =
-        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-    auto at = core::parse_wall_time(start_at, now);
-    if (!at) return at.status().with_field("start_at");
-    plan.start_at_epoch_s = *at;
-    plan.run_slot_s = engine::plan_run_slot_s(plan);
-  }
-  return Status::success();
+  return part_options(plan);
 }
 
 void LoadFlags::add_protocol_flags(CLI::App& app) {

@@ -1,18 +1,24 @@
-// LoadFlags into engine::LoadOptions: the typed values, each error naming its option field.
-#include <fmt/core.h>
+// LoadSpec into LoadOptions (engine/load_spec.h): the typed values, each error naming its
+// option field.
+#include "engine/load_spec.h"
 
-#include "cli/load_flags.h"
+#include <fmt/core.h>
+#include <strings.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+
 #include "core/files.h"
 #include "core/units.h"
-#include "engine/plan.h"
-#include "http/url.h"
+#include "engine/mix.h"
 
-namespace knee::cli {
+namespace knee::engine {
 
 using core::Result;
 using core::Status;
 
-Status LoadFlags::protocol_options(const http::Url* target, engine::LoadOptions& out) const {
+Status LoadSpec::protocol_options(const http::Url* target, engine::LoadOptions& out) const {
   if (h2 && h2c) {
     return Status::invalid_field("h2", "give one: --h2 for https://, --h2c for http://");
   }
@@ -44,7 +50,7 @@ Status LoadFlags::protocol_options(const http::Url* target, engine::LoadOptions&
   return Status::success();
 }
 
-Status LoadFlags::tls_options(const http::Url* target, net::TlsOptions& out) const {
+Status LoadSpec::tls_options(const http::Url* target, net::TlsOptions& out) const {
   const bool any = !cacert.empty() || insecure || !cert.empty() || !key.empty() ||
                    !tls_version.empty() || no_tls_resume;
   if (any && target != nullptr && target->scheme != "https") {
@@ -90,7 +96,7 @@ Result<core::Nanos> duration_field(std::string_view field, const std::string& te
 
 }  // namespace
 
-Result<engine::LoadOptions> LoadFlags::to_options(bool with_url) const {
+Result<engine::LoadOptions> LoadSpec::to_options(bool with_url) const {
   engine::LoadOptions o;
   auto parsed = http::parse_url(with_url ? url : "http://127.0.0.1/");
   if (!parsed) return parsed.status();
@@ -177,7 +183,7 @@ Result<engine::LoadOptions> LoadFlags::to_options(bool with_url) const {
   return o;
 }
 
-Result<engine::Plan> LoadFlags::sweep_plan(const std::vector<int64_t>& levels, bool by_rate,
+Result<engine::Plan> LoadSpec::sweep_plan(const std::vector<int64_t>& levels, bool by_rate,
                                            std::optional<int> max_connections, int repeats) {
   connections = by_rate ? max_connections.value_or(engine::LoadOptions::default_pool_size(
                               static_cast<double>(levels.back())))
@@ -205,4 +211,92 @@ Result<std::pair<std::string, std::string>> parse_header(const std::string& text
   return std::pair<std::string, std::string>(text.substr(0, colon), std::move(value));
 }
 
-}  // namespace knee::cli
+
+
+bool LoadSpec::open_loop() const {
+  if (rate_given || !stages.empty()) return true;
+  if (mix.empty()) return false;
+  auto parsed = engine::parse_mix(mix);
+  return parsed && parsed->rates;
+}
+
+Result<std::optional<double>> LoadSpec::mix_options(engine::LoadOptions& o) const {
+  std::optional<double> mix_rate;
+  if (mix.empty()) return mix_rate;
+  if (method != "GET" || !body.empty() || !body_file.empty()) {
+    return Status::invalid_argument(
+        "--mix with -m, --body or --body-file: each endpoint of the mix names its own method "
+        "and body (METHOD /target @BODY_FILE=WEIGHT); drop them");
+  }
+  auto parsed_mix = engine::parse_mix(mix);
+  if (!parsed_mix) return parsed_mix.status();
+  for (const engine::MixText& e : parsed_mix->entries) {
+    engine::MixEndpoint endpoint{e.name, o.request, e.weight};
+    endpoint.request.method = e.method;
+    endpoint.request.url.target = e.target;
+    endpoint.request.body.clear();
+    if (!e.body_file.empty()) {
+      auto read = core::read_text_file(fmt::format("--mix {}", e.name), e.body_file);
+      if (!read) return read.status();
+      endpoint.request.body = std::move(read).value();
+      // A .json body is sent as JSON unless -H names the type (curl --json does the same).
+      const bool typed = std::any_of(
+          o.request.headers.begin(), o.request.headers.end(),
+          [](const auto& h) { return strcasecmp(h.first.c_str(), "Content-Type") == 0; });
+      if (!typed && e.body_file.ends_with(".json")) {
+        endpoint.request.headers.emplace_back("Content-Type", "application/json");
+      }
+    }
+    o.mix.push_back(std::move(endpoint));
+  }
+  if (parsed_mix->rates) mix_rate = parsed_mix->total_weight();
+  return mix_rate;
+}
+
+Status LoadSpec::stage_options(engine::LoadOptions& o) const {
+  if (stages.empty()) return Status::success();
+  if (rate_given || duration_given || requests_given) {
+    return Status::invalid_field(
+        "stages", "not with -r, -d or -n: the stages set the rate and how long the run lasts");
+  }
+  auto parsed_stages = engine::parse_stages(stages);
+  if (!parsed_stages) return parsed_stages.status();
+  const engine::RateProfile profile(*parsed_stages);
+  if (o.warmup >= profile.total()) {
+    return Status::invalid_field(
+        "warmup", fmt::format("-w {} leaves nothing of the stages' {:.3f} s to measure", warmup,
+                              std::chrono::duration<double>(profile.total()).count()));
+  }
+  o.stages = std::move(parsed_stages).value();
+  o.rate_rps = profile.peak_rps();
+  o.duration = profile.total() - o.warmup;
+  o.interval = std::chrono::seconds(1);  // the report's timeline
+  if (connections_given) o.max_connections = connections;
+  return Status::success();
+}
+
+
+Status LoadSpec::part_options(Plan& plan) const {
+  if (!part.empty()) {
+    int index = -1, count = 0;
+    char slash = 0, extra = 0;
+    if (std::sscanf(part.c_str(), "%d%c%d%c", &index, &slash, &count, &extra) != 3 ||
+        slash != '/') {
+      return Status::invalid_field(
+          "part",
+          fmt::format("'{}' is not INDEX/COUNT: give e.g. 0/4 for the first of four", part));
+    }
+    if (Status s = split_plan(plan, index, count); !s) return s;
+  }
+  if (!start_at.empty()) {
+    const double now =
+        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    auto at = core::parse_wall_time(start_at, now);
+    if (!at) return at.status().with_field("start_at");
+    plan.start_at_epoch_s = *at;
+    plan.run_slot_s = plan_run_slot_s(plan);
+  }
+  return Status::success();
+}
+
+}  // namespace knee::engine

@@ -1,0 +1,195 @@
+// LoadSpec (engine/load_spec.h): the typed text of a load becomes the options it names, and each
+// bad value is refused naming its option field, so cli/ can name the flag.
+#include "engine/load_spec.h"
+
+#include <gtest/gtest.h>
+
+namespace knee::engine {
+namespace {
+
+using namespace std::chrono_literals;
+
+LoadSpec spec(std::string url = "http://127.0.0.1:8080/x") {
+  LoadSpec s;
+  s.url = std::move(url);
+  return s;
+}
+
+TEST(LoadSpec, DefaultsAreAClosedLoopOfTenConnectionsForTwoSeconds) {
+  auto o = spec().to_options();
+  ASSERT_TRUE(o) << o.status().message();
+  EXPECT_EQ(o->connections, 10);
+  EXPECT_EQ(o->threads, 1);
+  EXPECT_EQ(o->duration, 2s);
+  EXPECT_EQ(o->warmup, 1s);
+  EXPECT_EQ(o->timeout, 10s);
+  EXPECT_FALSE(o->rate_rps);
+  EXPECT_FALSE(o->max_connections);
+  EXPECT_TRUE(o->keepalive);
+  EXPECT_EQ(o->per_connection, 1);
+  EXPECT_EQ(o->request.url.port, 8080);
+  EXPECT_EQ(o->request.url.target, "/x");
+}
+
+TEST(LoadSpec, ARequestCountWithoutADurationRunsUpToTenMinutes) {
+  LoadSpec s = spec();
+  s.requests = 500;
+  s.requests_given = true;
+  auto o = s.to_options();
+  ASSERT_TRUE(o) << o.status().message();
+  EXPECT_EQ(o->requests, 500u);
+  EXPECT_EQ(o->duration, 10min);
+  s.requests = 0;
+  EXPECT_EQ(s.to_options().status().field(), "requests");
+}
+
+// Regression (kept from the flags' parser): -r 0 quietly ran a closed loop, -r 1e12 filled 24 GB.
+TEST(LoadSpec, ARateOutsideWhatCanBeScheduledNamesRate) {
+  for (double r : {0.0, -1.0, 1e12}) {
+    LoadSpec s = spec();
+    s.rate = r;
+    s.rate_given = true;
+    EXPECT_EQ(s.to_options().status().field(), "rate_rps") << r;
+  }
+}
+
+TEST(LoadSpec, ConnectionsGivenWithARateCapThePool) {
+  LoadSpec s = spec();
+  s.rate = 2000;
+  s.rate_given = true;
+  auto o = s.to_options();
+  ASSERT_TRUE(o) << o.status().message();
+  EXPECT_EQ(o->rate_rps, 2000);
+  EXPECT_FALSE(o->max_connections) << "left to the engine's default for the rate";
+  s.connections = 7;
+  s.connections_given = true;
+  o = s.to_options();
+  ASSERT_TRUE(o) << o.status().message();
+  EXPECT_EQ(o->max_connections, 7);
+}
+
+TEST(LoadSpec, EachBadValueNamesItsField) {
+  const std::vector<std::pair<const char*, void (*)(LoadSpec&)>> cases = {
+      {"duration", [](LoadSpec& s) { s.duration = "soon"; }},
+      {"warmup", [](LoadSpec& s) { s.warmup = "x"; }},
+      {"timeout", [](LoadSpec& s) { s.timeout = "0"; }},
+      {"grace", [](LoadSpec& s) { s.grace = "later"; }},
+      {"arrival", [](LoadSpec& s) { s.arrival = "bursty"; }},
+      {"spin", [](LoadSpec& s) { s.spin = "fast"; }},
+      {"shipments", [](LoadSpec& s) { s.shipments = "many"; }},
+      {"streams", [](LoadSpec& s) { s.streams = 4; }},
+      {"pipeline", [](LoadSpec& s) { s.pipeline = 0; }},
+      {"h2", [](LoadSpec& s) { s.h2 = true; }},
+      {"tls", [](LoadSpec& s) {
+         s.url = "https://127.0.0.1/";
+         s.tls_version = "1.1";
+       }},
+      {"stages", [](LoadSpec& s) {
+         s.stages = "10s:100";
+         s.duration_given = true;
+       }},
+      {"warmup", [](LoadSpec& s) {
+         s.stages = "2s:100";
+         s.warmup = "2s";
+         s.warmup_given = true;
+       }},
+  };
+  for (const auto& [field, spoil] : cases) {
+    LoadSpec s = spec();
+    spoil(s);
+    auto o = s.to_options();
+    ASSERT_FALSE(o) << field;
+    EXPECT_EQ(o.status().field(), field) << o.status().message();
+  }
+}
+
+TEST(LoadSpec, ChecksOfTwoOptionsQuoteBothFlags) {
+  LoadSpec s = spec();
+  s.body = "a";
+  s.body_file = "b";
+  EXPECT_NE(s.to_options().status().message().find("--body and --body-file"), std::string::npos);
+  s = spec("https://127.0.0.1/");
+  s.insecure = true;
+  s.cacert = "ca.pem";
+  EXPECT_NE(s.to_options().status().message().find("-k/--insecure and --cacert"),
+            std::string::npos);
+  s = spec();  // a TLS option for a plain http:// target
+  s.cacert = "ca.pem";
+  EXPECT_NE(s.to_options().status().message().find("--cacert: only for https://"),
+            std::string::npos);
+}
+
+TEST(LoadSpec, StagesSetThePeakRateAndTheMeasuredPhaseIsTheirTotalLessTheWarmup) {
+  LoadSpec s = spec();
+  s.stages = "2s:100,3s:400";
+  auto o = s.to_options();
+  ASSERT_TRUE(o) << o.status().message();
+  EXPECT_TRUE(s.open_loop());
+  EXPECT_EQ(o->rate_rps, 400);
+  EXPECT_EQ(o->warmup, 0s) << "no warm-up unless asked: the stages shape the whole run";
+  EXPECT_EQ(o->duration, 5s);
+  EXPECT_EQ(o->interval, 1s);
+  s.warmup = "1s";
+  s.warmup_given = true;
+  o = s.to_options();
+  ASSERT_TRUE(o) << o.status().message();
+  EXPECT_EQ(o->duration, 4s);
+}
+
+TEST(LoadSpec, AMixOfRatesIsAnOpenLoopAtTheirSum) {
+  LoadSpec s = spec();
+  s.mix = "GET /a=30/s,GET /b=10/s";
+  EXPECT_TRUE(s.open_loop());
+  auto o = s.to_options();
+  ASSERT_TRUE(o) << o.status().message();
+  EXPECT_EQ(o->rate_rps, 40);
+  ASSERT_EQ(o->mix.size(), 2u);
+  EXPECT_EQ(o->mix[1].request.url.target, "/b");
+  s.mix = "GET /a=3,GET /b=1";
+  EXPECT_FALSE(s.open_loop()) << "ratios keep the closed loop";
+  s.method = "POST";
+  EXPECT_FALSE(s.to_options()) << "each endpoint names its own method";
+}
+
+TEST(LoadSpec, ASweepPlanHasOneLevelPerConcurrencyAndTheLargestSetsConnections) {
+  LoadSpec s = spec();
+  auto plan = s.sweep_plan({1, 4, 16}, /*by_rate=*/false, std::nullopt, /*repeats=*/2);
+  ASSERT_TRUE(plan) << plan.status().message();
+  EXPECT_EQ(s.connections, 16);
+  ASSERT_EQ(plan->levels.size(), 3u);
+  EXPECT_EQ(plan->levels[1][0].connections, 4);
+  s.mix = "GET /a=30/s";
+  EXPECT_EQ(s.sweep_plan({1, 2}, false, std::nullopt, 1).status().field(), "mix")
+      << "rates make an open loop; a closed sweep is refused";
+}
+
+TEST(LoadSpec, APartIsIndexSlashCount) {
+  LoadSpec s = spec();
+  s.connections = 8;
+  auto o = s.to_options();
+  ASSERT_TRUE(o) << o.status().message();
+  Plan plan;
+  plan.levels = {{*o}};
+  s.part = "1/2";
+  ASSERT_TRUE(s.part_options(plan));
+  EXPECT_EQ(plan.levels[0][0].connections, 4);
+  for (const char* bad : {"1", "1/2x", "a/b", "1-2"}) {
+    s.part = bad;
+    EXPECT_EQ(s.part_options(plan).field(), "part") << bad;
+  }
+  s.part.clear();
+  s.start_at = "yesterday-ish";
+  EXPECT_EQ(s.part_options(plan).field(), "start_at");
+}
+
+TEST(LoadSpec, AHeaderIsNameColonValue) {
+  auto h = parse_header("X-Trace:   abc d");
+  ASSERT_TRUE(h);
+  EXPECT_EQ(h->first, "X-Trace");
+  EXPECT_EQ(h->second, "abc d");
+  EXPECT_FALSE(parse_header("no colon"));
+  EXPECT_FALSE(parse_header(": empty name"));
+}
+
+}  // namespace
+}  // namespace knee::engine
