@@ -107,7 +107,7 @@ int run_exec_sweep(const ExecSweepFlags& flags, const ExecSweepContext& context)
   ResultFiles files;
   if (Status s = files.open(*context.outputs); !s) return report_failure(s);
 
-  HostObserver observer(std::move(watched->first), std::nullopt,
+  HostObserver observer(std::move(watched->processes), std::nullopt,
                         std::chrono::duration_cast<std::chrono::milliseconds>(*sample_every));
   Progress progress(*context.progress);
   const std::string level_name = report::level_name_of(flags.command);

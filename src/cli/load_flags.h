@@ -12,6 +12,7 @@
 #include "engine/load.h"
 #include "engine/load_spec.h"
 #include "engine/plan.h"
+#include "harness/result_files.h"
 
 namespace knee::cli {
 
@@ -46,18 +47,13 @@ struct LoadFlags : engine::LoadSpec {
                                            std::string_view rate_flag);
 };
 
-// The result files of run and sweep: --json [FILE|-] (alone: stdout), --html FILE, --hlog FILE.
-struct OutputFlags {
-  std::string json;  // "" not asked; "-" stdout; else a file (after resolve())
-  std::string html;
-  std::string hlog;
-  std::string json_parts;  // --json-parts PREFIX: under mpirun, each rank's own result too
+// The result files of run and sweep: --json [FILE|-] (alone: stdout), --html FILE, --hlog FILE,
+// --json-parts PREFIX.
+struct OutputFlags : harness::OutputPaths {
   void add_to(CLI::App& app);
   // After parsing: a bare --json means stdout, and a URL that --json took as its FILE
   // (`knee run --json http://...`) goes back to `url` when no other URL was given.
   void resolve(const CLI::App& app, std::string& url);
-  // Whether a file that keeps per-second figures is asked for (--json, --html, --hlog).
-  bool per_second() const { return !json.empty() || !html.empty() || !hlog.empty(); }
 };
 
 using engine::parse_header;

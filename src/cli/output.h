@@ -1,141 +1,32 @@
-// What the measuring subcommands share around a measurement: the start time, the load as the
-// report records it, host sampling over each measured phase, and writing the result files
-// (JSON, HTML, HdrHistogram log), each opened before anything is measured so a bad path costs
-// nothing.
+// What the measuring subcommands share around a measurement (harness/): the target to follow
+// (--server-pid, --stack), and the names cli/ uses for the harness's result files, host
+// observer and load record.
 #pragma once
 
-#include <fstream>
+#include <CLI/CLI.hpp>
 #include <optional>
 #include <string>
-#include <string_view>
-#include <vector>
 
-#include "cli/load_flags.h"
 #include "core/files.h"
-#include "core/status.h"
-#include "engine/load.h"
-#include "engine/plan.h"
-#include "lab/stack.h"
-#include "probes/use.h"
-#include "report/document.h"
-#include "report/hlog.h"
+#include "harness/load_params.h"
+#include "harness/observer.h"
+#include "harness/result_files.h"
 
 namespace knee::cli {
 
-// The current time as ISO 8601 UTC, "2026-11-29T17:52:00Z".
-std::string now_iso8601();
-
-// The report's record of the load the engine ran with.
-report::LoadParams load_params(const engine::LoadOptions& o, const std::string& url_template,
-                               int repeats);
-
-// The target's processes a measurement follows: --server-pid PID, or --stack, the balancer and
-// replicas `knee lab up` started (read from the lab's state folder, --lab-state DIR).
-struct TargetFlags {
-  std::optional<int> server_pid;
-  bool stack = false;
-  std::string lab_state;  // "" = default_state_dir()
-  void add_to(CLI::App& app);
-  // After parsing. Errors (kInvalidArgument naming the flag): --server-pid of no running
-  // process; --stack with --server-pid; --stack with no stack up in the state folder.
-  core::Result<std::pair<probes::WatchedProcesses, std::optional<lab::Stack>>> resolve() const;
-};
-
-// Samples the host (probes/use.h) over each run's measured phase, following the target's
-// processes when known; with a lab stack, also counts the requests each replica answered in the
-// phase (two readings of its /health, ProcessUse::requests), unknown for a replica that was
-// replaced (another pid in stack.json) or did not answer.
-class HostObserver final : public engine::MeasureObserver {
- public:
-  HostObserver(probes::WatchedProcesses processes, std::optional<lab::Stack> stack,
-               std::chrono::milliseconds every);
-  void start() override;
-  core::ResourceUse stop() override;
-
- private:
-  probes::WatchedProcesses processes_;
-  std::optional<lab::ServedCounter> served_;
-  probes::UseSampler sampler_;
-};
-
-// --server-pid PID names a running process: kInvalidArgument naming the flag otherwise.
-core::Status check_server_pid(std::optional<int> pid);
-
 using core::read_text_file;
+using harness::FileOrStdout;
+using harness::HostObserver;
+using harness::json_text;
+using harness::load_params;
+using harness::now_iso8601;
+using harness::ResultFiles;
 
-// An output file named by a flag (core::OutputFile: written whole or not at all), or stdout
-// for "-".
-class FileOrStdout {
- public:
-  // Errors: those of core::OutputFile::open.
-  core::Status open(std::string_view flag, std::string path,
-                    const std::vector<std::string>& inputs = {});
-  bool wanted() const { return to_stdout_ || file_.wanted(); }
-  // Writes `text` to stdout, or the whole file. Errors: those of core::OutputFile::write.
-  core::Status write(const std::string& text);
-  std::ostream& stream() { return file_.stream(); }  // a file's temporary stream (not stdout)
-  core::Status commit() { return file_.commit(); }
-  void discard() { file_.discard(); }
-
- private:
-  bool to_stdout_ = false;
-  core::OutputFile file_;
+// --server-pid PID, or --stack (with --lab-state DIR, as given to `knee lab up --state`).
+struct TargetFlags : harness::TargetSpec {
+  void add_to(CLI::App& app);
+  // harness::resolve_target in the lab's default state folder (default_state_dir()).
+  core::Result<harness::WatchedTarget> resolve() const;
 };
-
-// --hlog FILE written while the runs go on: each interval becomes one line of HdrHistogram's
-// interval log as it completes (engine::IntervalRecord), tagged with the run it belongs to
-// (report::interval_log_tag), so a run of any length holds nothing but the file; StartTime is
-// the first run's measured start. The file is renamed into place by finish().
-class HlogOutput {
- public:
-  // Errors: those of FileOrStdout::open for --hlog; "-" (the log goes to a file, the text to
-  // stdout).
-  core::Status open(std::string path);
-  bool wanted() const { return file_.wanted(); }
-  // The run now starting: its intervals get `tag`.
-  void set_tag(std::string tag) { tag_ = std::move(tag); }
-  // Writes one interval; the first error is kept for finish().
-  void write(const engine::IntervalRecord& record);
-  // The first write error, or the file committed into place.
-  core::Status finish();
-
- private:
-  core::OutputFile file_;
-  std::optional<report::HlogWriter> writer_;
-  double start_epoch_s_ = 0;
-  std::string tag_;
-  core::Status error_;
-};
-
-// The result files of run and sweep (--json, --html, --hlog), opened together before anything
-// is measured and written together after it.
-class ResultFiles {
- public:
-  // Errors: two of them naming the same file; the first that cannot be opened
-  // (FileOrStdout::open).
-  core::Status open(const OutputFlags& flags);
-  // Whether per-second data is needed (every one of the three charts or logs it).
-  bool per_second() const { return json.wanted() || html.wanted() || hlog.wanted(); }
-  // Sends completed intervals to the --hlog file, when one is wanted.
-  void connect(engine::PlanControl& control);
-  // Commits --hlog, prints `text` on stdout unless the JSON goes there, writes the JSON and,
-  // for a run or a sweep, the HTML. Errors: the first file that could not be written.
-  core::Status write(const report::Document& doc, const std::string& text);
-  // Removes the --json and --html temporaries (checked by open(); open again when the result is
-  // ready: mpirun, where a rank's death kills rank 0 before it writes).
-  void discard() {
-    json.discard();
-    html.discard();
-  }
-
-  FileOrStdout json, html;
-  HlogOutput hlog;
-
- private:
-  bool json_to_stdout_ = false;
-};
-
-// The document's JSON as written to --json files and stdout: 2-space indented, one newline.
-std::string json_text(const report::Document& doc);
 
 }  // namespace knee::cli

@@ -121,7 +121,7 @@ class RunCommand final : public Subcommand {
       for (engine::LoadOptions& o : plan.levels[0]) o.interval = std::chrono::seconds(1);
     }
 
-    HostObserver observer(std::move(watched->first), std::move(watched->second),
+    HostObserver observer(std::move(watched->processes), std::move(watched->stack),
                           std::chrono::milliseconds(250));
     Progress progress(progress_flags_);
     engine::PlanControl control;

@@ -125,7 +125,7 @@ class SweepCommand final : public Subcommand {
       if (!started) return report_failure(started.status());
       lab.emplace(std::move(started->process));
       target = started->description;
-      watched->first = probes::WatchedProcesses::server_only(lab->pid());
+      watched->processes = probes::WatchedProcesses::server_only(lab->pid());
       flags_.url =
           fmt::format("{}://127.0.0.1:{}{}", server_tls_ ? "https" : "http", lab->port(), kLabPath);
       for (auto& level : plan->levels) {
@@ -139,7 +139,7 @@ class SweepCommand final : public Subcommand {
       for (auto& level : plan->levels) level[0].interval = std::chrono::seconds(1);
     }
 
-    HostObserver observer(std::move(watched->first), std::move(watched->second),
+    HostObserver observer(std::move(watched->processes), std::move(watched->stack),
                           std::chrono::duration_cast<std::chrono::milliseconds>(*sample_every));
     if (group.active()) files.discard();  // opened again on rank 0 once merged
     if (!group.root()) progress_flags_.quiet = true;

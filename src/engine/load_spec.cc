@@ -184,7 +184,7 @@ Result<engine::LoadOptions> LoadSpec::to_options(bool with_url) const {
 }
 
 Result<engine::Plan> LoadSpec::sweep_plan(const std::vector<int64_t>& levels, bool by_rate,
-                                           std::optional<int> max_connections, int repeats) {
+                                          std::optional<int> max_connections, int repeats) {
   connections = by_rate ? max_connections.value_or(engine::LoadOptions::default_pool_size(
                               static_cast<double>(levels.back())))
                         : static_cast<int>(levels.back());
@@ -210,8 +210,6 @@ Result<std::pair<std::string, std::string>> parse_header(const std::string& text
   value.erase(0, value.find_first_not_of(" \t"));
   return std::pair<std::string, std::string>(text.substr(0, colon), std::move(value));
 }
-
-
 
 bool LoadSpec::open_loop() const {
   if (rate_given || !stages.empty()) return true;
@@ -274,7 +272,6 @@ Status LoadSpec::stage_options(engine::LoadOptions& o) const {
   if (connections_given) o.max_connections = connections;
   return Status::success();
 }
-
 
 Status LoadSpec::part_options(Plan& plan) const {
   if (!part.empty()) {

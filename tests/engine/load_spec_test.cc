@@ -80,15 +80,18 @@ TEST(LoadSpec, EachBadValueNamesItsField) {
       {"streams", [](LoadSpec& s) { s.streams = 4; }},
       {"pipeline", [](LoadSpec& s) { s.pipeline = 0; }},
       {"h2", [](LoadSpec& s) { s.h2 = true; }},
-      {"tls", [](LoadSpec& s) {
+      {"tls",
+       [](LoadSpec& s) {
          s.url = "https://127.0.0.1/";
          s.tls_version = "1.1";
        }},
-      {"stages", [](LoadSpec& s) {
+      {"stages",
+       [](LoadSpec& s) {
          s.stages = "10s:100";
          s.duration_given = true;
        }},
-      {"warmup", [](LoadSpec& s) {
+      {"warmup",
+       [](LoadSpec& s) {
          s.stages = "2s:100";
          s.warmup = "2s";
          s.warmup_given = true;
