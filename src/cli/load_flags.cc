@@ -3,7 +3,6 @@
 
 #include <fmt/core.h>
 
-#include "cli/distributed.h"
 #include "core/units.h"
 
 namespace knee::cli {
@@ -86,18 +85,6 @@ void LoadFlags::add_distribution_flags(CLI::App& app) {
                  "from this process's start), each later run of a sweep a fixed slot after it: "
                  "give separately started parts the same absolute time")
       ->type_name("TIME");
-}
-
-Status LoadFlags::distribute(engine::Plan& plan, bool shared_target,
-                             const Distributed& group) const {
-  if ((!part.empty() || group.active()) && !shared_target) {
-    return Status::invalid_argument(fmt::format(
-        "{}: give the URL of the target the parts share; without one each process would start "
-        "and measure its own lab server",
-        group.active() ? "mpirun" : "--part"));
-  }
-  if (Status s = group.split(plan); !s) return s;
-  return part_options(plan);
 }
 
 void LoadFlags::add_protocol_flags(CLI::App& app) {

@@ -16,8 +16,6 @@
 
 namespace knee::cli {
 
-class Distributed;  // cli/distributed.h
-
 // The shared flags, filling an engine::LoadSpec (engine/load_spec.h), which parses them.
 struct LoadFlags : engine::LoadSpec {
   // Declares the URL (positional), -t, -d, -w, --timeout, --grace, -m, -H, --body, --body-file,
@@ -36,11 +34,6 @@ struct LoadFlags : engine::LoadSpec {
   void add_rate_to(CLI::App& app);
   // Declares --arrival and --seed, with `context` in their help ("With --rate: ").
   void add_arrival_to(CLI::App& app, const std::string& context = "Open loop: ");
-  // --part and --start-at applied to a parsed plan (LoadSpec::part_options). Under mpirun
-  // (`group` active) the plan becomes this rank's part instead. Errors: those of part_options;
-  // kInvalidArgument for a part without a `shared_target` (sweep's built-in server is each
-  // process's own).
-  core::Status distribute(engine::Plan& plan, bool shared_target, const Distributed& group) const;
   // --arrival and --seed do nothing in a closed loop: given without the open loop (`open_loop`
   // false), kInvalidArgument naming the flag and `rate_flag`, the flag that would make one.
   static core::Status check_open_loop_only(const CLI::App& app, bool open_loop,

@@ -110,11 +110,10 @@ class RunCommand final : public Subcommand {
           fmt::format("--scenario: not with {} yet; give one URL, whose load the parts share",
                       group.active() ? "mpirun" : "--part")));
     }
-    Status setup = flags_.distribute(plan, /*shared_target=*/true, group);
     ResultFiles files;
-    if (setup) setup = files.open(group.root() ? outputs_ : OutputFlags{});
-    if (Status s = group.ready(setup); !s) return group.fail(s);
-    if (group.active()) files.discard();  // opened again on rank 0 once merged
+    if (Status s = group.prepare(flags_, plan, /*shared_target=*/true, files); !s) {
+      return fail_agreed(group, s);
+    }
     if (!group.root()) progress_flags_.quiet = true;
     // Per-second intervals for --hlog, and for the JSON and HTML report's over-time chart.
     if (outputs_.per_second() || timeline_) {
@@ -138,7 +137,7 @@ class RunCommand final : public Subcommand {
     const std::string started_at = now_iso8601();
     engine::PlanResult result = group.run(plan, control);
     progress.finish();
-    if (result.failed) return group.fail(*result.failed);
+    if (result.failed) return fail_agreed(group, *result.failed);
 
     const probes::HostContext host = probes::read_host_context(probes::FsReader());
     std::vector<std::vector<core::RunResult>>& runs = result.levels.at(0);  // [scenario][repeat]
@@ -149,7 +148,7 @@ class RunCommand final : public Subcommand {
       if (timeline_) params.timeline = true;
       report::RunDocument doc =
           report::analyse_run(urls[s], started_at, std::move(params), runs[s], host);
-      if (auto code = group.finish(doc, false, files); code) return *code;
+      if (auto code = take_merged(group, doc, false, files); code) return *code;
       if (!scenarios) return finish(doc, runs[s], *thresholds, files);
       all.order.push_back(plan.scenario_names[s]);
       all.scenarios.emplace(plan.scenario_names[s], std::move(doc));

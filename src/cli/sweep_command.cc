@@ -112,10 +112,10 @@ class SweepCommand final : public Subcommand {
     if (!plan) return report_failure(plan.status());
     Distributed group;  // under mpirun: this rank's part, rank 0 merges and writes
     if (Status s = group.join(flags_, outputs_); !s) return report_failure(s);
-    Status setup = flags_.distribute(*plan, !builtin, group);
     ResultFiles files;
-    if (setup) setup = files.open(group.root() ? outputs_ : OutputFlags{});
-    if (Status s = group.ready(setup); !s) return group.fail(s);
+    if (Status s = group.prepare(flags_, *plan, /*shared_target=*/!builtin, files); !s) {
+      return fail_agreed(group, s);
+    }
 
     std::optional<lab::ServerProcess> lab;
     std::string target = flags_.url;
@@ -141,7 +141,6 @@ class SweepCommand final : public Subcommand {
 
     HostObserver observer(std::move(watched->processes), std::move(watched->stack),
                           std::chrono::duration_cast<std::chrono::milliseconds>(*sample_every));
-    if (group.active()) files.discard();  // opened again on rank 0 once merged
     if (!group.root()) progress_flags_.quiet = true;
     Progress progress(progress_flags_);
     report::LoadParams params = load_params(plan->levels[0][0], flags_.url, repeat_);
@@ -170,12 +169,12 @@ class SweepCommand final : public Subcommand {
     engine::PlanResult result = group.run(*plan, control);
     progress.finish();
     if (lab) lab->stop();
-    if (result.failed && result.levels.empty()) return group.fail(*result.failed);
+    if (result.failed && result.levels.empty()) return fail_agreed(group, *result.failed);
     std::vector<std::vector<core::RunResult>> runs;  // [level][repeat]
     for (auto& level : result.levels) runs.push_back(std::move(level[0]));
     report::SweepDocument doc = report::analyse_sweep(
         target, started_at, std::move(params), runs, probes::read_host_context(probes::FsReader()));
-    if (auto code = group.finish(doc, result.failed.has_value(), files); code) return *code;
+    if (auto code = take_merged(group, doc, result.failed.has_value(), files); code) return *code;
     if (result.failed || result.interrupted) {
       // In the table's units: a closed level's N is its connections x the streams or pipeline.
       const int64_t level = (*levels)[runs.size()] * (by_rate ? 1 : flags_.per_connection());

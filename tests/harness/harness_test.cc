@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "engine/load_spec.h"
+#include "harness/distributed.h"
 #include "harness/load_params.h"
 #include "harness/observer.h"
 #include "harness/result_files.h"
@@ -176,6 +177,58 @@ TEST(LoadParams, TheStartTimeIsIso8601Utc) {
   EXPECT_EQ(t[4], '-');
   EXPECT_EQ(t[10], 'T');
   EXPECT_EQ(t.back(), 'Z');
+}
+
+// Alone (not under mpirun): no group, this process is the root, its plan is its --part.
+TEST(Distributed, AloneThePlanIsThisProcesssPartAndItsFilesAreOpened) {
+  testing::TempDir dir;
+  engine::LoadSpec load;
+  load.url = "http://127.0.0.1:8080/";
+  load.connections = 8;
+  load.part = "1/2";
+  auto o = load.to_options();
+  ASSERT_TRUE(o) << o.status().message();
+  engine::Plan plan;
+  plan.levels = {{*o}};
+  const std::string json = dir.path() + "/part.json";
+  Distributed group;
+  ASSERT_TRUE(group.join(load, paths(json, "", "")));
+  EXPECT_FALSE(group.active());
+  EXPECT_TRUE(group.root());
+  ResultFiles files;
+  ASSERT_TRUE(group.prepare(load, plan, /*shared_target=*/true, files));
+  EXPECT_EQ(plan.levels[0][0].connections, 4);
+  EXPECT_TRUE(files.json.wanted()) << "alone, the files stay open for the result";
+  auto mine = group.merge(report::Document(knee::testing::golden_run_report()));
+  ASSERT_TRUE(mine && *mine);
+  EXPECT_TRUE(std::holds_alternative<report::RunDocument>(**mine));
+}
+
+TEST(Distributed, APartOfATargetNotSharedIsRefused) {
+  engine::LoadSpec load;
+  load.url = "http://127.0.0.1:8080/";
+  load.part = "0/2";
+  auto o = load.to_options();
+  ASSERT_TRUE(o) << o.status().message();
+  engine::Plan plan;
+  plan.levels = {{*o}};
+  Distributed group;
+  ASSERT_TRUE(group.join(load, {}));
+  ResultFiles files;
+  core::Status s = group.prepare(load, plan, /*shared_target=*/false, files);
+  ASSERT_FALSE(s);
+  EXPECT_TRUE(s.message().starts_with("--part: give the URL of the target")) << s.message();
+  EXPECT_EQ(plan.levels[0][0].connections, 10) << "nothing split";
+}
+
+TEST(Distributed, JsonPartsAreOnlyForMpirun) {
+  engine::LoadSpec load;
+  OutputPaths out;
+  out.json_parts = "/tmp/never";
+  Distributed group;
+  core::Status s = group.join(load, out);
+  ASSERT_FALSE(s);
+  EXPECT_TRUE(s.message().starts_with("--json-parts: only under mpirun")) << s.message();
 }
 
 }  // namespace

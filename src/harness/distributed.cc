@@ -1,26 +1,26 @@
-#include "cli/distributed.h"
+#include "harness/distributed.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 
-#include "cli/output.h"
 #include "report/merge.h"
 
-namespace knee::cli {
+namespace knee::harness {
 
 using core::Status;
 
-Status Distributed::join(const LoadFlags& flags, const OutputFlags& outputs) {
+Status Distributed::join(const engine::LoadSpec& load, const OutputPaths& outputs) {
   auto group = engine::join_mpi_world();
   if (!group) return group.status();
   group_ = std::move(group).value();
+  outputs_ = outputs;
   if (!group_) {
     if (outputs.json_parts.empty()) return Status::success();
     return Status::invalid_argument(
         "--json-parts: only under mpirun; alone, --json is this process's whole result");
   }
-  if (!flags.part.empty()) {
+  if (!load.part.empty()) {
     return Status::invalid_argument(
         "--part: not under mpirun, where each rank drives part RANK of the ranks; leave it out");
   }
@@ -29,7 +29,6 @@ Status Distributed::join(const LoadFlags& flags, const OutputFlags& outputs) {
         "--hlog: not under mpirun yet (each rank's intervals are its own); use --json, whose "
         "merged result holds the whole load's histograms");
   }
-  outputs_ = outputs;
   return Status::success();
 }
 
@@ -53,12 +52,30 @@ Status Distributed::ready(Status local) {
   return Status::success();
 }
 
-Status Distributed::split(engine::Plan& plan) const {
-  if (!group_) return Status::success();
-  if (Status s = engine::split_plan(plan, group_->rank(), group_->size()); !s) {
-    return Status::invalid_argument(fmt::format("mpirun -np {}: {}", group_->size(), s.message()));
-  }
+Status Distributed::prepare(const engine::LoadSpec& load, engine::Plan& plan, bool shared_target,
+                            ResultFiles& files) {
+  Status setup = take_part(load, plan, shared_target);
+  if (setup) setup = files.open(root() ? outputs_ : OutputPaths{});
+  if (Status s = ready(setup); !s) return s;
+  if (active()) files.discard();  // opened again on rank 0 once merged
   return Status::success();
+}
+
+Status Distributed::take_part(const engine::LoadSpec& load, engine::Plan& plan,
+                              bool shared_target) const {
+  if ((!load.part.empty() || active()) && !shared_target) {
+    return Status::invalid_argument(fmt::format(
+        "{}: give the URL of the target the parts share; without one each process would start "
+        "and measure its own lab server",
+        active() ? "mpirun" : "--part"));
+  }
+  if (group_) {
+    if (Status s = engine::split_plan(plan, group_->rank(), group_->size()); !s) {
+      return Status::invalid_argument(
+          fmt::format("mpirun -np {}: {}", group_->size(), s.message()));
+    }
+  }
+  return load.part_options(plan);
 }
 
 engine::PlanResult Distributed::run(const engine::Plan& plan, const engine::PlanControl& control) {
@@ -99,4 +116,4 @@ core::Result<std::optional<report::Document>> Distributed::merge(const report::D
   return std::optional<report::Document>(std::move(merged).value());
 }
 
-}  // namespace knee::cli
+}  // namespace knee::harness
