@@ -3,8 +3,6 @@
 
 #include <fmt/core.h>
 
-#include "core/units.h"
-
 namespace knee::cli {
 
 using core::Status;

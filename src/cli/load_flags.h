@@ -5,13 +5,10 @@
 
 #include <CLI/CLI.hpp>
 #include <string>
-#include <utility>
-#include <vector>
+#include <string_view>
 
 #include "core/status.h"
-#include "engine/load.h"
 #include "engine/load_spec.h"
-#include "engine/plan.h"
 #include "harness/result_files.h"
 
 namespace knee::cli {

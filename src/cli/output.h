@@ -4,8 +4,6 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
-#include <optional>
-#include <string>
 
 #include "core/files.h"
 #include "harness/load_params.h"

@@ -7,7 +7,9 @@
 
 namespace knee::cli {
 
-using ProgressFlags = harness::ProgressOptions;
+struct ProgressFlags : harness::ProgressOptions {
+  bool no_color = false;  // --no-color (knee prints no colour anyway)
+};
 using harness::Progress;
 
 // Declares --quiet and --no-color on `app`.

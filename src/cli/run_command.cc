@@ -111,7 +111,9 @@ class RunCommand final : public Subcommand {
                       group.active() ? "mpirun" : "--part")));
     }
     ResultFiles files;
-    if (Status s = group.prepare(flags_, plan, /*shared_target=*/true, files); !s) {
+    if (Status s =
+            group.prepare(flags_, plan, /*shared_target=*/true, harness::now_epoch_s(), files);
+        !s) {
       return fail_agreed(group, s);
     }
     if (!group.root()) progress_flags_.quiet = true;

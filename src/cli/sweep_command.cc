@@ -108,12 +108,14 @@ class SweepCommand final : public Subcommand {
     if (builtin) {
       flags_.url = std::string(server_tls_ ? "https" : "http") + "://127.0.0.1:1" + kLabPath;
     }
-    auto plan = flags_.sweep_plan(*levels, by_rate, max_connections_, repeat_);
+    auto plan = flags_.to_sweep_plan(*levels, by_rate, max_connections_, repeat_);
     if (!plan) return report_failure(plan.status());
     Distributed group;  // under mpirun: this rank's part, rank 0 merges and writes
     if (Status s = group.join(flags_, outputs_); !s) return report_failure(s);
     ResultFiles files;
-    if (Status s = group.prepare(flags_, *plan, /*shared_target=*/!builtin, files); !s) {
+    if (Status s =
+            group.prepare(flags_, *plan, /*shared_target=*/!builtin, harness::now_epoch_s(), files);
+        !s) {
       return fail_agreed(group, s);
     }
 

@@ -12,13 +12,14 @@
 #include "core/files.h"
 #include "core/units.h"
 #include "engine/mix.h"
+#include "engine/schedule.h"
 
 namespace knee::engine {
 
 using core::Result;
 using core::Status;
 
-Status LoadSpec::protocol_options(const http::Url* target, engine::LoadOptions& out) const {
+Status LoadSpec::protocol_options(const http::Url* target, LoadOptions& out) const {
   if (h2 && h2c) {
     return Status::invalid_field("h2", "give one: --h2 for https://, --h2c for http://");
   }
@@ -33,10 +34,10 @@ Status LoadSpec::protocol_options(const http::Url* target, engine::LoadOptions& 
   out.h2 = h2 || h2c;
   for (const auto& [field, value] :
        {std::pair{"streams", streams}, std::pair{"pipeline", pipeline}}) {
-    if (value < 1 || value > engine::LoadOptions::kMaxPerConnection) {
+    if (value < 1 || value > LoadOptions::kMaxPerConnection) {
       return Status::invalid_field(
           field, fmt::format("{} requests in flight per connection; give 1 to {}", value,
-                             engine::LoadOptions::kMaxPerConnection));
+                             LoadOptions::kMaxPerConnection));
     }
   }
   if (streams != 1 && !out.h2) {
@@ -96,8 +97,8 @@ Result<core::Nanos> duration_field(std::string_view field, const std::string& te
 
 }  // namespace
 
-Result<engine::LoadOptions> LoadSpec::to_options(bool with_url) const {
-  engine::LoadOptions o;
+Result<LoadOptions> LoadSpec::to_options(bool with_url) const {
+  LoadOptions o;
   auto parsed = http::parse_url(with_url ? url : "http://127.0.0.1/");
   if (!parsed) return parsed.status();
   o.request.url = *parsed;
@@ -126,7 +127,7 @@ Result<engine::LoadOptions> LoadSpec::to_options(bool with_url) const {
   if (Status s = protocol_options(with_url ? &o.request.url : nullptr, o); !s) return s;
   o.connections = connections;
   o.threads = threads;
-  if (rate_given && !(rate > 0 && rate <= engine::kMaxRateRps)) {
+  if (rate_given && !(rate > 0 && rate <= kMaxRateRps)) {
     // Regression: -r 1e12 filled 24 GB and -r 0 quietly ran a closed loop.
     return Status::invalid_field(
         "rate_rps", fmt::format("{} is not a rate knee can schedule; give requests per second "
@@ -138,9 +139,9 @@ Result<engine::LoadOptions> LoadSpec::to_options(bool with_url) const {
     if (connections_given) o.max_connections = connections;
   }
   if (arrival == "uniform") {
-    o.arrival = engine::Arrival::kUniform;
+    o.arrival = Arrival::kUniform;
   } else if (arrival == "poisson") {
-    o.arrival = engine::Arrival::kPoisson;
+    o.arrival = Arrival::kPoisson;
   } else {
     return Status::invalid_field(
         "arrival", fmt::format("'{}' is not an arrival process; use uniform or poisson", arrival));
@@ -183,10 +184,10 @@ Result<engine::LoadOptions> LoadSpec::to_options(bool with_url) const {
   return o;
 }
 
-Result<engine::Plan> LoadSpec::sweep_plan(const std::vector<int64_t>& levels, bool by_rate,
-                                          std::optional<int> max_connections, int repeats) {
-  connections = by_rate ? max_connections.value_or(engine::LoadOptions::default_pool_size(
-                              static_cast<double>(levels.back())))
+Result<Plan> LoadSpec::to_sweep_plan(const std::vector<int64_t>& levels, bool by_rate,
+                                     std::optional<int> max_connections, int repeats) {
+  connections = by_rate ? max_connections.value_or(
+                              LoadOptions::default_pool_size(static_cast<double>(levels.back())))
                         : static_cast<int>(levels.back());
   auto base = to_options();
   if (!base) {
@@ -197,7 +198,7 @@ Result<engine::Plan> LoadSpec::sweep_plan(const std::vector<int64_t>& levels, bo
     return Status::invalid_field("mix", "rates make an open loop: use --rate RATES, or ratios");
   }
   base->max_connections = max_connections;
-  return engine::sweep_plan(*base, levels, by_rate, repeats);
+  return sweep_plan(*base, levels, by_rate, repeats);
 }
 
 Result<std::pair<std::string, std::string>> parse_header(const std::string& text) {
@@ -214,11 +215,11 @@ Result<std::pair<std::string, std::string>> parse_header(const std::string& text
 bool LoadSpec::open_loop() const {
   if (rate_given || !stages.empty()) return true;
   if (mix.empty()) return false;
-  auto parsed = engine::parse_mix(mix);
+  auto parsed = parse_mix(mix);
   return parsed && parsed->rates;
 }
 
-Result<std::optional<double>> LoadSpec::mix_options(engine::LoadOptions& o) const {
+Result<std::optional<double>> LoadSpec::mix_options(LoadOptions& o) const {
   std::optional<double> mix_rate;
   if (mix.empty()) return mix_rate;
   if (method != "GET" || !body.empty() || !body_file.empty()) {
@@ -226,10 +227,10 @@ Result<std::optional<double>> LoadSpec::mix_options(engine::LoadOptions& o) cons
         "--mix with -m, --body or --body-file: each endpoint of the mix names its own method "
         "and body (METHOD /target @BODY_FILE=WEIGHT); drop them");
   }
-  auto parsed_mix = engine::parse_mix(mix);
+  auto parsed_mix = parse_mix(mix);
   if (!parsed_mix) return parsed_mix.status();
-  for (const engine::MixText& e : parsed_mix->entries) {
-    engine::MixEndpoint endpoint{e.name, o.request, e.weight};
+  for (const MixText& e : parsed_mix->entries) {
+    MixEndpoint endpoint{e.name, o.request, e.weight};
     endpoint.request.method = e.method;
     endpoint.request.url.target = e.target;
     endpoint.request.body.clear();
@@ -251,15 +252,15 @@ Result<std::optional<double>> LoadSpec::mix_options(engine::LoadOptions& o) cons
   return mix_rate;
 }
 
-Status LoadSpec::stage_options(engine::LoadOptions& o) const {
+Status LoadSpec::stage_options(LoadOptions& o) const {
   if (stages.empty()) return Status::success();
   if (rate_given || duration_given || requests_given) {
     return Status::invalid_field(
         "stages", "not with -r, -d or -n: the stages set the rate and how long the run lasts");
   }
-  auto parsed_stages = engine::parse_stages(stages);
+  auto parsed_stages = parse_stages(stages);
   if (!parsed_stages) return parsed_stages.status();
-  const engine::RateProfile profile(*parsed_stages);
+  const RateProfile profile(*parsed_stages);
   if (o.warmup >= profile.total()) {
     return Status::invalid_field(
         "warmup", fmt::format("-w {} leaves nothing of the stages' {:.3f} s to measure", warmup,
@@ -273,7 +274,7 @@ Status LoadSpec::stage_options(engine::LoadOptions& o) const {
   return Status::success();
 }
 
-Status LoadSpec::part_options(Plan& plan) const {
+Status LoadSpec::part_options(Plan& plan, double now_epoch_s) const {
   if (!part.empty()) {
     int index = -1, count = 0;
     char slash = 0, extra = 0;
@@ -286,9 +287,7 @@ Status LoadSpec::part_options(Plan& plan) const {
     if (Status s = split_plan(plan, index, count); !s) return s;
   }
   if (!start_at.empty()) {
-    const double now =
-        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-    auto at = core::parse_wall_time(start_at, now);
+    auto at = core::parse_wall_time(start_at, now_epoch_s);
     if (!at) return at.status().with_field("start_at");
     plan.start_at_epoch_s = *at;
     plan.run_slot_s = plan_run_slot_s(plan);

@@ -64,7 +64,8 @@ struct PlanPosition {
   core::Nanos after{0};
 };
 
-// Samples the host over a run's measured phase (probes/use.h implements it in cli/).
+// Samples the host over a run's measured phase (harness::HostObserver, harness/observer.h, over
+// probes/use.h).
 class MeasureObserver {
  public:
   virtual ~MeasureObserver() = default;

@@ -53,16 +53,16 @@ Status Distributed::ready(Status local) {
 }
 
 Status Distributed::prepare(const engine::LoadSpec& load, engine::Plan& plan, bool shared_target,
-                            ResultFiles& files) {
-  Status setup = take_part(load, plan, shared_target);
+                            double now_epoch_s, ResultFiles& files) {
+  Status setup = take_part(load, plan, shared_target, now_epoch_s);
   if (setup) setup = files.open(root() ? outputs_ : OutputPaths{});
   if (Status s = ready(setup); !s) return s;
   if (active()) files.discard();  // opened again on rank 0 once merged
   return Status::success();
 }
 
-Status Distributed::take_part(const engine::LoadSpec& load, engine::Plan& plan,
-                              bool shared_target) const {
+Status Distributed::take_part(const engine::LoadSpec& load, engine::Plan& plan, bool shared_target,
+                              double now_epoch_s) const {
   if ((!load.part.empty() || active()) && !shared_target) {
     return Status::invalid_argument(fmt::format(
         "{}: give the URL of the target the parts share; without one each process would start "
@@ -75,7 +75,7 @@ Status Distributed::take_part(const engine::LoadSpec& load, engine::Plan& plan,
           fmt::format("mpirun -np {}: {}", group_->size(), s.message()));
     }
   }
-  return load.part_options(plan);
+  return load.part_options(plan, now_epoch_s);
 }
 
 engine::PlanResult Distributed::run(const engine::Plan& plan, const engine::PlanControl& control) {

@@ -26,8 +26,9 @@ class Distributed {
   // A rank's whole setup: its part of `plan` (take_part), `files` opened on rank 0 or alone (the
   // other ranks open none) and, under mpirun, discarded again until the merged result is ready
   // (reopen), then ready(). Errors: the first of those that failed, on any rank.
+  // `now_epoch_s` is the wall clock that a relative --start-at (+30s) counts from.
   core::Status prepare(const engine::LoadSpec& load, engine::Plan& plan, bool shared_target,
-                       ResultFiles& files);
+                       double now_epoch_s, ResultFiles& files);
   bool active() const { return group_ != nullptr; }
   // Rank 0, or the process running alone: the one that prints and writes.
   bool root() const { return group_ == nullptr || group_->rank() == 0; }
@@ -48,8 +49,8 @@ class Distributed {
   // (kInvalidArgument): a part of a target that is not `shared_target` (sweep's built-in server is
   // each process's own); "mpirun -np 4: 2 connections cannot be split over 4 parts: ..."; those
   // of part_options.
-  core::Status take_part(const engine::LoadSpec& load, engine::Plan& plan,
-                         bool shared_target) const;
+  core::Status take_part(const engine::LoadSpec& load, engine::Plan& plan, bool shared_target,
+                         double now_epoch_s) const;
   // After each rank's own setup (`local`: its plan split, its files opened): every rank learns of
   // any rank's failure (so none waits for the others in vain), rank 0 checks that the
   // --json-parts files can be written, and the clocks are measured. Returns `local` when it

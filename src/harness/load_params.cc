@@ -5,6 +5,8 @@
 #include <chrono>
 #include <ctime>
 
+#include "engine/schedule.h"
+
 namespace knee::harness {
 
 std::string now_iso8601() {
@@ -14,6 +16,10 @@ std::string now_iso8601() {
   char buf[32];
   std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
   return buf;
+}
+
+double now_epoch_s() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
 report::LoadParams load_params(const engine::LoadOptions& o, const std::string& url_template,

@@ -1,5 +1,7 @@
 // A measurement's view of the host: the processes of the target it follows and the sampler of
 // probes/use.h over each run's measured phase (engine::MeasureObserver).
+//
+// Thread-safety: none; the thread that runs the plan calls start() and stop().
 #pragma once
 
 #include <chrono>
@@ -27,9 +29,11 @@ struct WatchedTarget {
   std::optional<lab::Stack> stack;
 };
 
-// The processes `spec` names; a stack is read from spec.lab_state, else `state_dir`. The
+// The processes `spec` names; a stack is read from STATE/stack/stack.json, STATE spec.lab_state,
+// else `state_dir`. The
 // database of a stack is left out (a process per connection: its own CPU says nothing). Errors
-// (kInvalidArgument naming the flag): --server-pid of no running process; --stack with
+// (kInvalidArgument, the flag named in the message): --server-pid of no running process; --stack
+// with
 // --server-pid; --lab-state without --stack; --stack with no stack up in the state folder.
 core::Result<WatchedTarget> resolve_target(const TargetSpec& spec, const std::string& state_dir);
 

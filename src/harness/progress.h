@@ -26,17 +26,16 @@
 #include <deque>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include "core/clock.h"
-#include "core/run_stats.h"
 #include "engine/live.h"
 
 namespace knee::harness {
 
 struct ProgressOptions {
-  bool quiet = false;     // --quiet: no progress output, results only
-  bool no_color = false;  // --no-color (knee prints no colour anyway)
+  bool quiet = false;  // --quiet: no progress output, results only
 };
 
 class Progress {

@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include <chrono>
+#include <utility>
 
 #include "report/html.h"
 
@@ -56,6 +57,10 @@ Status ResultFiles::open(const OutputPaths& paths) {
   json_to_stdout_ = paths.json == "-";
   const std::pair<const char*, const std::string*> named[] = {
       {"--json", &paths.json}, {"--html", &paths.html}, {"--hlog", &paths.hlog}};
+  if (paths.json == "-" && paths.html == "-") {
+    return Status::invalid_argument(
+        "--json - and --html -: both on stdout would mix two documents; give one of them a file");
+  }
   for (size_t i = 0; i < 3; ++i) {
     for (size_t k = i + 1; k < 3; ++k) {
       const std::string& a = *named[i].second;

@@ -1,12 +1,20 @@
 // The result files a measuring command writes (--json, --html, --hlog), each opened before
 // anything is measured so a bad path costs nothing, and written whole or not at all
-// (core::OutputFile); "-" is stdout.
+// (core::OutputFile); "-" is stdout for --json and --html.
+//
+// Decision: these write to stdout themselves (the text, or --json -), the one place below cli/
+// that does (with the progress line, progress.h). Every measuring command writes the same way,
+// and a stream handed in would carry one value, stdout, at every call.
+//
+// Thread-safety: none; one command's thread (HlogOutput::write is called on the thread that runs
+// the plan, engine::PlanControl::on_interval).
 #pragma once
 
 #include <optional>
 #include <ostream>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/files.h"
@@ -53,8 +61,8 @@ class FileOrStdout {
 // the first run's measured start. The file is renamed into place by finish().
 class HlogOutput {
  public:
-  // Errors: those of FileOrStdout::open for --hlog; "-" (the log goes to a file, the text to
-  // stdout).
+  // Errors: those of core::OutputFile::open for --hlog; "-" (the log goes to a file, the text
+  // to stdout).
   core::Status open(std::string path);
   bool wanted() const { return file_.wanted(); }
   // The run now starting: its intervals get `tag`.
@@ -76,12 +84,13 @@ class HlogOutput {
 // is measured and written together after it.
 class ResultFiles {
  public:
-  // Errors: two of them naming the same file; the first that cannot be opened
-  // (FileOrStdout::open).
+  // Errors (kInvalidArgument naming both flags): two of them naming the same file, or --json
+  // and --html both "-" (one stdout); else the first that cannot be opened (FileOrStdout::open).
   core::Status open(const OutputPaths& paths);
   // Whether per-second data is needed (every one of the three charts or logs it).
   bool per_second() const { return json.wanted() || html.wanted() || hlog.wanted(); }
-  // Sends completed intervals to the --hlog file, when one is wanted.
+  // Sends completed intervals to the --hlog file, when one is wanted: `control` keeps a pointer
+  // to this, which must outlive the plan's run.
   void connect(engine::PlanControl& control);
   // Commits --hlog, prints `text` on stdout unless the JSON goes there, writes the JSON and,
   // for a run or a sweep, the HTML. Errors: the first file that could not be written.

@@ -394,7 +394,8 @@ struct LoadParams {
   // Requests in flight per connection when above 1: HTTP/2 streams or the HTTP/1.1 pipeline's
   // depth; the closed loop's concurrency is connections x this.
   std::optional<int> per_connection;
-  // --mix as given (engine/mix.h); empty without one. `method` and the URL's path are then not
+  // --mix's endpoints and weights, "METHOD TARGET=WEIGHT,..." (engine/mix.h; a rate's /s and the
+  // @BODY_FILE left out); empty without one. `method` and the URL's path are then not
   // what was sent: each endpoint names its own.
   std::optional<std::string> mix;
   // --stages as given (engine/schedule.h); empty for a constant rate.

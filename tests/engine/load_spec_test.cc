@@ -4,6 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+
+#include "support/temp_dir.h"
+
 namespace knee::engine {
 namespace {
 
@@ -106,7 +110,7 @@ TEST(LoadSpec, EachBadValueNamesItsField) {
   }
 }
 
-TEST(LoadSpec, ChecksOfTwoOptionsQuoteBothFlags) {
+TEST(LoadSpec, ErrorsThatTellWhatToTypeQuoteTheFlags) {
   LoadSpec s = spec();
   s.body = "a";
   s.body_file = "b";
@@ -120,6 +124,28 @@ TEST(LoadSpec, ChecksOfTwoOptionsQuoteBothFlags) {
   s.cacert = "ca.pem";
   EXPECT_NE(s.to_options().status().message().find("--cacert: only for https://"),
             std::string::npos);
+  s = spec();
+  s.body_file = "/nonexistent/body.json";
+  auto o = s.to_options();
+  ASSERT_FALSE(o);
+  EXPECT_EQ(o.status().code(), core::Status::Code::kInvalidArgument);
+  EXPECT_NE(o.status().message().find("--body-file"), std::string::npos) << o.status().message();
+}
+
+TEST(LoadSpec, OneHttp2FlagForEachScheme) {
+  LoadSpec s = spec("https://127.0.0.1/");
+  s.h2 = true;
+  s.h2c = true;
+  EXPECT_EQ(s.to_options().status().field(), "h2") << "both at once";
+  s.h2 = false;
+  EXPECT_EQ(s.to_options().status().field(), "h2") << "--h2c is cleartext, not https";
+  s = spec("https://127.0.0.1/");
+  s.h2 = true;
+  s.streams = 8;
+  auto o = s.to_options();
+  ASSERT_TRUE(o) << o.status().message();
+  EXPECT_TRUE(o->h2);
+  EXPECT_EQ(o->per_connection, 8);
 }
 
 TEST(LoadSpec, StagesSetThePeakRateAndTheMeasuredPhaseIsTheirTotalLessTheWarmup) {
@@ -137,6 +163,14 @@ TEST(LoadSpec, StagesSetThePeakRateAndTheMeasuredPhaseIsTheirTotalLessTheWarmup)
   o = s.to_options();
   ASSERT_TRUE(o) << o.status().message();
   EXPECT_EQ(o->duration, 4s);
+  EXPECT_FALSE(o->max_connections);
+  s.connections = 6;
+  s.connections_given = true;
+  o = s.to_options();
+  ASSERT_TRUE(o) << o.status().message();
+  EXPECT_EQ(o->max_connections, 6) << "-c caps the stages' pool";
+  s.stages = "2s-100";
+  EXPECT_EQ(s.to_options().status().field(), "stages");
 }
 
 TEST(LoadSpec, AMixOfRatesIsAnOpenLoopAtTheirSum) {
@@ -150,20 +184,67 @@ TEST(LoadSpec, AMixOfRatesIsAnOpenLoopAtTheirSum) {
   EXPECT_EQ(o->mix[1].request.url.target, "/b");
   s.mix = "GET /a=3,GET /b=1";
   EXPECT_FALSE(s.open_loop()) << "ratios keep the closed loop";
+  o = s.to_options();
+  ASSERT_TRUE(o) << o.status().message();
+  EXPECT_FALSE(o->rate_rps);
   s.method = "POST";
-  EXPECT_FALSE(s.to_options()) << "each endpoint names its own method";
+  EXPECT_NE(s.to_options().status().message().find("--mix with -m"), std::string::npos)
+      << "each endpoint names its own method";
+}
+
+TEST(LoadSpec, AMixEndpointKeepsTheHeadersAndAJsonBodyIsTypedUnlessAHeaderNamesTheType) {
+  testing::TempDir dir;
+  const std::string body = dir.path() + "/event.json";
+  std::ofstream(body) << R"({"id":"{shipment}"})";
+  LoadSpec s = spec();
+  s.headers = {"X-Trace: 1"};
+  s.mix = "POST /events @" + body + "=1,GET /a=1";
+  auto o = s.to_options();
+  ASSERT_TRUE(o) << o.status().message();
+  ASSERT_EQ(o->mix.size(), 2u);
+  const auto& post = o->mix[0].request;
+  EXPECT_EQ(post.method, "POST");
+  EXPECT_EQ(post.body, R"({"id":"{shipment}"})");
+  const std::vector<std::pair<std::string, std::string>> typed = {
+      {"X-Trace", "1"}, {"Content-Type", "application/json"}};
+  EXPECT_EQ(post.headers, typed);
+  EXPECT_EQ(o->mix[1].request.headers.size(), 1u) << "no body, no type";
+  s.headers.push_back("content-type: text/plain");
+  o = s.to_options();
+  ASSERT_TRUE(o) << o.status().message();
+  EXPECT_EQ(o->mix[0].request.headers.size(), 2u) << "the type the user named stays alone";
 }
 
 TEST(LoadSpec, ASweepPlanHasOneLevelPerConcurrencyAndTheLargestSetsConnections) {
   LoadSpec s = spec();
-  auto plan = s.sweep_plan({1, 4, 16}, /*by_rate=*/false, std::nullopt, /*repeats=*/2);
+  auto plan = s.to_sweep_plan({1, 4, 16}, /*by_rate=*/false, std::nullopt, /*repeats=*/2);
   ASSERT_TRUE(plan) << plan.status().message();
   EXPECT_EQ(s.connections, 16);
   ASSERT_EQ(plan->levels.size(), 3u);
   EXPECT_EQ(plan->levels[1][0].connections, 4);
   s.mix = "GET /a=30/s";
-  EXPECT_EQ(s.sweep_plan({1, 2}, false, std::nullopt, 1).status().field(), "mix")
+  EXPECT_EQ(s.to_sweep_plan({1, 2}, false, std::nullopt, 1).status().field(), "mix")
       << "rates make an open loop; a closed sweep is refused";
+}
+
+TEST(LoadSpec, ARateSweepsPoolIsTheCapGivenElseTheEnginesDefaultForTheLargestRate) {
+  LoadSpec s = spec();
+  auto plan = s.to_sweep_plan({100, 4000}, /*by_rate=*/true, std::nullopt, 1);
+  ASSERT_TRUE(plan) << plan.status().message();
+  EXPECT_EQ(s.connections, LoadOptions::default_pool_size(4000));
+  ASSERT_EQ(plan->levels.size(), 2u);
+  EXPECT_EQ(plan->levels[0][0].rate_rps, 100);
+  s = spec();
+  plan = s.to_sweep_plan({100, 4000}, true, 12, 1);
+  ASSERT_TRUE(plan) << plan.status().message();
+  EXPECT_EQ(s.connections, 12);
+  EXPECT_EQ(plan->levels[1][0].max_connections, 12);
+  s = spec();
+  EXPECT_EQ(s.to_sweep_plan({0}, false, std::nullopt, 1).status().field(), "levels")
+      << "a level's connections are the levels' to fix";
+  s.threads = 8;
+  EXPECT_EQ(s.to_sweep_plan({1, 4}, false, std::nullopt, 1).status().field(), "threads")
+      << "more threads than the largest level's connections";
 }
 
 TEST(LoadSpec, APartIsIndexSlashCount) {
@@ -173,16 +254,23 @@ TEST(LoadSpec, APartIsIndexSlashCount) {
   ASSERT_TRUE(o) << o.status().message();
   Plan plan;
   plan.levels = {{*o}};
+  constexpr double kNow = 1.8e9;
   s.part = "1/2";
-  ASSERT_TRUE(s.part_options(plan));
+  ASSERT_TRUE(s.part_options(plan, kNow));
   EXPECT_EQ(plan.levels[0][0].connections, 4);
-  for (const char* bad : {"1", "1/2x", "a/b", "1-2"}) {
+  EXPECT_FALSE(plan.start_at_epoch_s);
+  for (const char* bad : {"1", "1/2x", "a/b", "1-2", "2/2", "0/0"}) {
+    Plan whole;
+    whole.levels = {{*o}};
     s.part = bad;
-    EXPECT_EQ(s.part_options(plan).field(), "part") << bad;
+    EXPECT_EQ(s.part_options(whole, kNow).field(), "part") << bad;
   }
   s.part.clear();
   s.start_at = "yesterday-ish";
-  EXPECT_EQ(s.part_options(plan).field(), "start_at");
+  EXPECT_EQ(s.part_options(plan, kNow).field(), "start_at");
+  s.start_at = "+30s";
+  ASSERT_TRUE(s.part_options(plan, kNow));
+  EXPECT_EQ(plan.start_at_epoch_s, kNow + 30) << "from the time passed in, not the clock";
 }
 
 TEST(LoadSpec, AHeaderIsNameColonValue) {
@@ -190,6 +278,9 @@ TEST(LoadSpec, AHeaderIsNameColonValue) {
   ASSERT_TRUE(h);
   EXPECT_EQ(h->first, "X-Trace");
   EXPECT_EQ(h->second, "abc d");
+  h = parse_header("X-Tab:\t\tv");
+  ASSERT_TRUE(h);
+  EXPECT_EQ(h->second, "v");
   EXPECT_FALSE(parse_header("no colon"));
   EXPECT_FALSE(parse_header(": empty name"));
 }
