@@ -7,8 +7,9 @@
 //
 // When: only when stderr is a terminal (isatty(2)) and --quiet is not given. In a pipe, a file or
 // a CI log there is no progress at all: stdout and stderr carry results and errors only.
-// Colour: knee uses none. --no-color and the NO_COLOR environment variable (no-color.org) are
-// accepted so scripts can pass them, and keep meaning "no colour" if colour is ever added.
+// Colour: knee uses none. --no-color (declared in cli/progress.h) and the NO_COLOR environment
+// variable (no-color.org) are accepted so scripts can pass them, and keep meaning "no colour" if
+// colour is ever added.
 //
 // The sweep's growing table (report::live_sweep_row): as each level finishes, its row (concurrency,
 // requests, throughput, median, p99, errors) is printed on stderr above the progress line, under a

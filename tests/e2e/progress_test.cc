@@ -1,5 +1,5 @@
-// Live progress (harness/progress.h): an updating line on stderr when it is a terminal, nothing at all
-// in a pipe or with --quiet. `script -qfec CMD /dev/null` (util-linux) runs CMD on a
+// Live progress (harness/progress.h): an updating line on stderr when it is a terminal, nothing at
+// all in a pipe or with --quiet. `script -qfec CMD /dev/null` (util-linux) runs CMD on a
 // pseudo-terminal and copies what it writes there to its own stdout.
 #include <gtest/gtest.h>
 
