@@ -9,6 +9,7 @@
 #include "cli/output.h"
 #include "cli/progress.h"
 #include "cli/thresholds.h"
+#include "core/clock.h"
 #include "engine/scenario.h"
 #include "probes/host_context.h"
 #include "report/analyse.h"
@@ -111,8 +112,7 @@ class RunCommand final : public Subcommand {
                       group.active() ? "mpirun" : "--part")));
     }
     ResultFiles files;
-    if (Status s =
-            group.prepare(flags_, plan, /*shared_target=*/true, harness::now_epoch_s(), files);
+    if (Status s = group.prepare(flags_, plan, /*shared_target=*/true, core::wall_clock_s(), files);
         !s) {
       return fail_agreed(group, s);
     }

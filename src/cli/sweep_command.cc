@@ -13,6 +13,7 @@
 #include "cli/output.h"
 #include "cli/progress.h"
 #include "cli/thresholds.h"
+#include "core/clock.h"
 #include "core/units.h"
 #include "lab/server_process.h"
 #include "probes/host_context.h"
@@ -114,7 +115,7 @@ class SweepCommand final : public Subcommand {
     if (Status s = group.join(flags_, outputs_); !s) return report_failure(s);
     ResultFiles files;
     if (Status s =
-            group.prepare(flags_, *plan, /*shared_target=*/!builtin, harness::now_epoch_s(), files);
+            group.prepare(flags_, *plan, /*shared_target=*/!builtin, core::wall_clock_s(), files);
         !s) {
       return fail_agreed(group, s);
     }

@@ -30,6 +30,10 @@ Nanos thread_runqueue_wait() {
   return Nanos(n == 2 ? static_cast<int64_t>(waiting) : 0);
 }
 
+double wall_clock_s() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
 Nanos process_cpu_time() { return read_clock(CLOCK_PROCESS_CPUTIME_ID); }
 
 Nanos steady_clock_resolution() {

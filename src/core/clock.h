@@ -44,6 +44,10 @@ Nanos thread_cpu_time();
 // /proc/thread-self/schedstat (second field; kernel Documentation/scheduler/sched-stats.rst).
 // 0 when the kernel does not provide it. CPU time + this wait = the CPU the thread asked for.
 Nanos thread_runqueue_wait();
+// The wall clock (std::chrono::system_clock: it may step) in seconds since the Unix epoch: for
+// start times recorded in reports and logs and for starting together with other processes,
+// never for measuring an interval.
+double wall_clock_s();
 // CPU time consumed so far by the whole process (CLOCK_PROCESS_CPUTIME_ID), in ns.
 Nanos process_cpu_time();
 // Resolution the kernel reports for steady_clock's clock (clock_getres(CLOCK_MONOTONIC)), in ns.

@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/clock.h"
 #include "engine/load_worker.h"
 #include "engine/mix.h"
 #include "net/socket.h"
@@ -358,8 +359,7 @@ Result<core::RunResult> run_load(const LoadOptions& options, const RunControl& c
     return end != 0 ? core::TimePoint(core::Nanos(end)) : phases.measure_until;
   };
   phases.grace = options.grace_or_default();
-  const double start_epoch_s =
-      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  const double start_epoch_s = core::wall_clock_s();
 
   net::raise_open_file_limit();  // as many sockets as the hard limit allows
   std::vector<std::unique_ptr<LoadWorker>> workers;

@@ -4,9 +4,9 @@
 #include <fmt/format.h>
 #include <mpi.h>
 
-#include <chrono>
 #include <limits>
 
+#include "core/clock.h"
 #include "engine/collective.h"
 
 namespace knee::engine {
@@ -14,10 +14,6 @@ namespace knee::engine {
 using core::Status;
 
 namespace {
-
-double wall_s() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
 
 Status mpi_error(const char* what, int code) {
   char text[MPI_MAX_ERROR_STRING];
@@ -117,7 +113,7 @@ class MpiWorld final : public Collective {
       ClockOffset best{0, std::numeric_limits<double>::infinity()};
       for (int k = 0; k < kRounds; ++k) {
         if (rank_ == 0) {
-          const double t0 = wall_s();
+          const double t0 = core::wall_clock_s();
           if (int rc = MPI_Send(&t0, 1, MPI_DOUBLE, r, kTag, MPI_COMM_WORLD); rc != MPI_SUCCESS) {
             return mpi_error("send", rc);
           }
@@ -126,7 +122,7 @@ class MpiWorld final : public Collective {
               rc != MPI_SUCCESS) {
             return mpi_error("receive", rc);
           }
-          const double t2 = wall_s();
+          const double t2 = core::wall_clock_s();
           if (t2 - t0 < best.round_trip_s) best = {t1 - (t0 + t2) / 2, t2 - t0};
         } else if (rank_ == r) {
           double t0 = 0;
@@ -134,7 +130,7 @@ class MpiWorld final : public Collective {
               rc != MPI_SUCCESS) {
             return mpi_error("receive", rc);
           }
-          const double t1 = wall_s();
+          const double t1 = core::wall_clock_s();
           if (int rc = MPI_Send(&t1, 1, MPI_DOUBLE, 0, kTag, MPI_COMM_WORLD); rc != MPI_SUCCESS) {
             return mpi_error("send", rc);
           }

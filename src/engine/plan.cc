@@ -5,6 +5,8 @@
 #include <cmath>
 #include <thread>
 
+#include "core/clock.h"
+
 namespace knee::engine {
 
 namespace {
@@ -131,8 +133,7 @@ namespace {
 // Sleeps until the wall clock reads `epoch_s`, in steps short enough to notice an interrupt.
 void wait_until_epoch(double epoch_s, const std::atomic<bool>* interrupt) {
   for (;;) {
-    const double now =
-        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    const double now = core::wall_clock_s();
     if (now >= epoch_s || (interrupt != nullptr && interrupt->load())) return;
     std::this_thread::sleep_for(std::chrono::duration<double>(std::min(0.05, epoch_s - now)));
   }

@@ -18,10 +18,6 @@ std::string now_iso8601() {
   return buf;
 }
 
-double now_epoch_s() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-
 report::LoadParams load_params(const engine::LoadOptions& o, const std::string& url_template,
                                int repeats) {
   auto secs = [](core::Nanos d) { return std::chrono::duration<double>(d).count(); };

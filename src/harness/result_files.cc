@@ -2,9 +2,9 @@
 
 #include <fmt/core.h>
 
-#include <chrono>
 #include <utility>
 
+#include "core/clock.h"
 #include "report/html.h"
 
 namespace knee::harness {
@@ -46,8 +46,7 @@ void HlogOutput::write(const engine::IntervalRecord& record) {
 Status HlogOutput::finish() {
   if (!error_) return error_.with_context("--hlog");
   if (!writer_) {  // no interval completed: the header alone, timed now
-    const double now_s =
-        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    const double now_s = core::wall_clock_s();
     writer_.emplace(file_.stream(), now_s);
   }
   return file_.commit();
