@@ -39,16 +39,6 @@ std::string flag_of(const std::string& field);
 // for it: 2 for bad input (kInvalidArgument), 1 for everything else.
 int report_failure(const core::Status& status);
 
-// The lab's state folder: $XDG_STATE_HOME/knee/lab, else ~/.local/state/knee/lab.
-std::string default_state_dir();
-// The shipment service's SQLite database in a state folder: DIR/shipments.db.
-std::string database_in(const std::string& state_dir);
-// Where the service's store is: the --db URL (postgresql://), else the SQLite database in the
-// --state folder (the default one when empty), which is made when missing. Errors:
-// kInvalidArgument naming the flag (both given, a --db that is not postgresql://, a folder that
-// cannot be made).
-core::Result<std::string> store_location(const std::string& state_dir, const std::string& db);
-
 std::unique_ptr<Subcommand> make_serve_command();
 std::unique_ptr<Subcommand> make_run_command();
 std::unique_ptr<Subcommand> make_sweep_command();

@@ -7,8 +7,7 @@
 // the SQLite database in it is shipments.db (what `knee serve --state DIR` reads).
 #include <fmt/core.h>
 
-#include <chrono>
-#include <cstdlib>
+#include <cstdio>
 #include <filesystem>
 
 #include "cli/command.h"
@@ -16,45 +15,13 @@
 #include "cli/lab_stack.h"
 #include "cli/progress.h"
 #include "core/units.h"
+#include "lab/state_folder.h"
+#include "report/billing.h"
 #include "store/billing.h"
 #include "store/data.h"
 #include "store/store.h"
 
 namespace knee::cli {
-
-std::string default_state_dir() {
-  if (const char* xdg = std::getenv("XDG_STATE_HOME"); xdg != nullptr && *xdg == '/') {
-    return std::string(xdg) + "/knee/lab";
-  }
-  const char* home = std::getenv("HOME");
-  return std::string(home != nullptr && *home != '\0' ? home : ".") + "/.local/state/knee/lab";
-}
-
-std::string database_in(const std::string& state_dir) { return state_dir + "/shipments.db"; }
-
-core::Result<std::string> store_location(const std::string& state_dir, const std::string& db) {
-  if (!db.empty()) {
-    if (!state_dir.empty()) {
-      return core::Status::invalid_argument(
-          "--state and --db: give one; SQLite lives in the state folder, PostgreSQL at --db");
-    }
-    if (!store::is_postgres_url(db)) {
-      return core::Status::invalid_argument(
-          fmt::format("--db: '{}' is not a postgresql:// URL; give "
-                      "postgresql://USER@HOST:PORT/DB (SQLite needs no --db: it lives in --state)",
-                      db));
-    }
-    return db;
-  }
-  const std::string dir = state_dir.empty() ? default_state_dir() : state_dir;
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) {
-    return core::Status::invalid_argument(
-        fmt::format("--state: cannot make the folder '{}': {}", dir, ec.message()));
-  }
-  return database_in(dir);
-}
 
 namespace {
 
@@ -132,7 +99,7 @@ class LabCommand final : public Subcommand {
     if (!records) return report_failure(records.status().with_context("--records"));
     spec_.records = *records;
     if (Status s = spec_.validate(); !s) return report_failure(s);
-    auto location = store_location(state_, db_);
+    auto location = lab::store_location(state_, db_);
     if (!location) return report_failure(location.status());
     const std::atomic<bool>& interrupt = install_interrupt_handler();
     Progress progress(progress_flags_);
@@ -176,57 +143,32 @@ class LabCommand final : public Subcommand {
           "--state: no folder '{}'; make the data set first with knee lab data --state {}", state_,
           state_)));
     }
-    auto location = store_location(state_, db_);
+    auto location = lab::store_location(state_, db_);
     if (!location) return report_failure(location.status());
     auto store = store::open_store(*location);
     if (!store) return report_failure(store.status());
     if (date_.empty()) {
       auto summary = (*store)->summary();
       if (!summary) return report_failure(summary.status());
-      date_ = date_of(summary->last_created_ms);
+      date_ = core::format_utc_date(summary->last_created_ms);
     }
     auto window = store::billing_window(date_);
-    fmt::print("billing {} on {}: shipments created {} .. {} ({} days)\n", date_,
-               (*store)->location(), date_of(window->first), date_of(window->second - 1),
-               store::kBillingDays);
-    fmt::print("{:<7} {:>10} {:>8} {:>16} {:>10} {:>12}  {}\n", "method", "records", "sellers",
-               "charged", "elapsed", "records/s", "the seed's 12M records at this rate");
+    const report::BillingGoal goal{store::kSeedRecords, store::kBillingWindowHours};
+    fmt::print("{}", report::billing_heading(date_, (*store)->location(), window->first,
+                                             window->second - 1, store::kBillingDays, goal));
     for (store::BillingMethod m :
          {store::BillingMethod::kRowAtATime, store::BillingMethod::kSetBased}) {
       if (method_ != "both" && method_ != store::billing_method_name(m)) continue;
       auto run = (*store)->run_billing(date_, m);
       if (!run) return report_failure(run.status());
-      const double rate = run->seconds > 0 ? static_cast<double>(run->records) / run->seconds : 0;
-      const double hours = rate > 0 ? static_cast<double>(store::kSeedRecords) / rate / 3600 : 0;
-      fmt::print("{:<7} {:>10} {:>8} {:>16} {:>10} {:>12.0f}  {}\n", store::billing_method_name(m),
-                 run->records, run->sellers,
-                 fmt::format("{}.{:02}", run->amount_cents / 100, run->amount_cents % 100),
-                 core::format_duration_ns(run->seconds * 1e9), rate,
-                 rate <= 0 ? std::string("no records billed")
-                           : fmt::format("{}: {} the {:.0f} h window", hours_text(hours),
-                                         hours <= store::kBillingWindowHours ? "fits" : "misses",
-                                         store::kBillingWindowHours));
+      fmt::print("{}",
+                 report::billing_row({std::string(store::billing_method_name(m)), run->records,
+                                      run->sellers, run->amount_cents, run->seconds},
+                                     goal));
+      std::fflush(stdout);
     }
-    fmt::print(
-        "a rate measured at one scale: bill 2x and 4x the records too, since a job whose rate "
-        "falls as records grow misses what it seems to fit here (docs/service.md)\n");
+    fmt::print("{}", report::billing_footer());
     return kExitOk;
-  }
-
-  // "41.1 h", "7.3 min", or a shorter time in format_duration_ns's units.
-  static std::string hours_text(double hours) {
-    if (hours >= 1) return fmt::format("{:.1f} h", hours);
-    if (hours * 60 >= 1) return fmt::format("{:.1f} min", hours * 60);
-    return core::format_duration_ns(hours * 3.6e12);
-  }
-
-  // "2026-01-30" for a Unix ms time (UTC).
-  static std::string date_of(int64_t ms) {
-    const auto day = std::chrono::floor<std::chrono::days>(
-        std::chrono::sys_time<std::chrono::milliseconds>(std::chrono::milliseconds(ms)));
-    const std::chrono::year_month_day ymd{day};
-    return fmt::format("{:04}-{:02}-{:02}", static_cast<int>(ymd.year()),
-                       static_cast<unsigned>(ymd.month()), static_cast<unsigned>(ymd.day()));
   }
 
   CLI::App* data_ = nullptr;

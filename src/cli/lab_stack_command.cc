@@ -10,6 +10,7 @@
 #include "core/units.h"
 #include "lab/server_process.h"
 #include "lab/stack.h"
+#include "lab/state_folder.h"
 
 namespace knee::cli {
 
@@ -82,7 +83,7 @@ std::optional<int> LabStackCommands::run() {
 }
 
 std::string LabStackCommands::dir() const {
-  return (state_.empty() ? default_state_dir() : state_) + "/stack";
+  return (state_.empty() ? lab::default_state_dir() : state_) + "/stack";
 }
 
 int LabStackCommands::run_up() {
@@ -103,7 +104,7 @@ int LabStackCommands::run_up() {
   spec.knee_binary = std::string(self, static_cast<size_t>(n));
   if (db_ == "sqlite") {
     const std::string data = std::filesystem::path(spec.dir).parent_path().string();
-    if (!std::filesystem::exists(database_in(data))) {
+    if (!std::filesystem::exists(lab::database_in(data))) {
       return report_failure(Status::invalid_argument(fmt::format(
           "--db sqlite: no data set in {}; make one with knee lab data --state {}", data, data)));
     }

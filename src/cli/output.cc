@@ -1,6 +1,7 @@
 #include "cli/output.h"
 
 #include "cli/command.h"
+#include "lab/state_folder.h"
 
 namespace knee::cli {
 
@@ -19,7 +20,7 @@ void TargetFlags::add_to(CLI::App& app) {
 }
 
 core::Result<harness::WatchedTarget> TargetFlags::resolve() const {
-  return harness::resolve_target(*this, default_state_dir());
+  return harness::resolve_target(*this, lab::default_state_dir());
 }
 
 }  // namespace knee::cli

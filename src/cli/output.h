@@ -23,7 +23,7 @@ using harness::ResultFiles;
 // --server-pid PID, or --stack (with --lab-state DIR, as given to `knee lab up --state`).
 struct TargetFlags : harness::TargetSpec {
   void add_to(CLI::App& app);
-  // harness::resolve_target in the lab's default state folder (default_state_dir()).
+  // harness::resolve_target in the lab's default state folder (lab::default_state_dir()).
   core::Result<harness::WatchedTarget> resolve() const;
 };
 

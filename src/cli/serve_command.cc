@@ -13,6 +13,7 @@
 #include "cli/server_limits.h"
 #include "core/units.h"
 #include "lab/lab_server.h"
+#include "lab/state_folder.h"
 #include "net/tls.h"
 
 namespace knee::cli {
@@ -178,7 +179,7 @@ class ServeCommand final : public Subcommand {
       }
       return kExitOk;
     }
-    auto location = store_location(state_, db_);
+    auto location = lab::store_location(state_, db_);
     if (!location) {
       fmt::print(stderr, "knee serve: {}\n", location.status().message());
       return kExitBadInput;

@@ -236,4 +236,12 @@ Result<double> parse_wall_time(std::string_view text, double now_epoch_s) {
   return t;
 }
 
+std::string format_utc_date(int64_t unix_ms) {
+  const auto day = std::chrono::floor<std::chrono::days>(
+      std::chrono::sys_time<std::chrono::milliseconds>(std::chrono::milliseconds(unix_ms)));
+  const std::chrono::year_month_day ymd{day};
+  return fmt::format("{:04}-{:02}-{:02}", static_cast<int>(ymd.year()),
+                     static_cast<unsigned>(ymd.month()), static_cast<unsigned>(ymd.day()));
+}
+
 }  // namespace knee::core

@@ -77,6 +77,14 @@ TEST(FormatDurationNs, PicksTheUnitForPeople) {
   EXPECT_EQ(format_duration_ns(0), "0 ns");
 }
 
+TEST(FormatUtcDate, GivesTheCalendarDayInUtc) {
+  EXPECT_EQ(format_utc_date(0), "1970-01-01");
+  EXPECT_EQ(format_utc_date(1769817599999), "2026-01-30");  // its last millisecond
+  EXPECT_EQ(format_utc_date(1769817600000), "2026-01-31");
+  EXPECT_EQ(format_utc_date(-1), "1969-12-31");  // floor, not truncation toward zero
+  EXPECT_EQ(format_utc_date(951782400000), "2000-02-29");
+}
+
 }  // namespace
 }  // namespace knee::core
 

@@ -1,0 +1,48 @@
+// `knee lab billing`'s table: columns, the rate, and the verdict against the seed's window.
+#include "report/billing.h"
+
+#include <gtest/gtest.h>
+
+namespace knee::report {
+namespace {
+
+constexpr BillingGoal kSeed{12'000'000, 4};
+
+TEST(BillingTable, HeadingNamesTheDateTheStoreAndTheDaysBilled) {
+  // 2026-01-01T00:00Z and 2026-01-30T23:59:59.999Z.
+  EXPECT_EQ(
+      billing_heading("2026-01-30", "/s/shipments.db", 1767225600000, 1769817599999, 30, kSeed),
+      "billing 2026-01-30 on /s/shipments.db: shipments created 2026-01-01 .. 2026-01-30 "
+      "(30 days)\n"
+      "method     records  sellers          charged    elapsed    records/s  the seed's 12M "
+      "records at this rate\n");
+  EXPECT_NE(billing_heading("d", "l", 0, 0, 1, {1500, 4}).find("the seed's 1500 records"),
+            std::string::npos);
+}
+
+TEST(BillingTable, ARowSaysWhetherTheSeedsJobFitsItsWindow) {
+  // 3,000 records in 15 ms: 200,000 records/s, so 12M take 60 s.
+  EXPECT_EQ(billing_row({"set", 3000, 7, 3516215, 0.015}, kSeed),
+            "set           3000        7         35162.15   15.00 ms       200000  1.0 min: fits "
+            "the 4 h window\n");
+  // 100 records/s: 12M take 33.3 h.
+  EXPECT_EQ(billing_row({"row", 1000, 3, 5, 10}, kSeed),
+            "row           1000        3             0.05    10.00 s          100  33.3 h: misses "
+            "the 4 h window\n");
+  // Exactly at the window: 12M in 4 h is 833.3 records/s, and it fits.
+  EXPECT_NE(billing_row({"row", 12'000'000, 1, 0, 4 * 3600.0}, kSeed).find("4.0 h: fits"),
+            std::string::npos);
+  // A time under a minute is in seconds: 12M at 1M records/s.
+  EXPECT_NE(billing_row({"set", 1'000'000, 1, 0, 1}, kSeed).find("  12.00 s: fits"),
+            std::string::npos);
+}
+
+TEST(BillingTable, NoRecordsBilledIsSaidSo) {
+  EXPECT_NE(billing_row({"set", 0, 0, 0, 0.002}, kSeed).find("  no records billed\n"),
+            std::string::npos);
+  EXPECT_NE(billing_row({"set", 10, 0, 0, 0}, kSeed).find("  no records billed\n"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace knee::report
