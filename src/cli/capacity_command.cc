@@ -1,6 +1,6 @@
 // `knee capacity URL --slo 'p99<50ms'`: the highest open-loop rate (req/s) whose SLOs hold with no
 // errors and the client keeping up (achieved >= 99 % of the target), by the bracket-then-bisect
-// search of analysis/capacity.h, each step one or more engine::run_load runs with rate_rps set.
+// search of analysis/capacity.h, each step one or more runs at its rate (harness/capacity.h).
 // Prints one table row per step as it completes, then the answer and its bracket; --json prints
 // the whole result on stdout instead (rows then go to stderr).
 // Exit: 0 a passing rate was found; 1 even the start rate fails, or the target is unreachable;
@@ -14,7 +14,7 @@
 #include "cli/load_flags.h"
 #include "cli/output.h"
 #include "cli/progress.h"
-#include "report/analyse.h"
+#include "harness/capacity.h"
 #include "report/capacity.h"
 
 namespace knee::cli {
@@ -88,25 +88,11 @@ class CapacityCommand final : public Subcommand {
     control.on_progress = progress.handler();
     int steps_done = 0;
     analysis::CapacityMeasure measure =
-        [&](double rate, int repeat) -> core::Result<analysis::CapacityMeasurement> {
-      analysis::CapacityMeasurement m;
-      if (interrupt.load()) {
-        m.interrupted = true;
-        return m;
-      }
-      progress.begin_run(
-          fmt::format("step {} {}/s run {}", steps_done + 1, report::rate_text(rate), repeat + 1),
-          base->warmup + base->duration, core::Nanos(0));
-      engine::LoadOptions o = *base;
-      o.rate_rps = rate;
-      auto result = engine::run_load(o, control);
-      if (!result) return result.status();
-      m.figures = report::threshold_input(report::run_figures(*result));
-      m.achieved_rps = result->achieved_rate_rps();
-      m.scheduled_rps = result->scheduled_rate_rps();
-      m.interrupted = result->interrupted;
-      return m;
-    };
+        harness::capacity_measure(*base, control, [&](double rate, int repeat) {
+          progress.begin_run(fmt::format("step {} {}/s run {}", steps_done + 1,
+                                         report::rate_text(rate), repeat + 1),
+                             base->warmup + base->duration, core::Nanos(0));
+        });
 
     report::CapacityParams params{start_rate_,
                                   max_rate_,
