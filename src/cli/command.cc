@@ -36,17 +36,20 @@ std::string flag_of(const std::string& field) {
   return field;
 }
 
-int report_failure(const Status& status) {
+int report_failure(const Status& status) { return report_failure(status, ""); }
+
+int report_failure(const Status& status, std::string_view command) {
   if (interrupt_requested()) {
     // Ctrl-C during the pre-flight connect or handshake: the failure is the interruption's.
     // Regression: it exited 1 as if the target were unreachable.
     fmt::print(stderr, "knee: interrupted before measuring began ({})\n", status.message());
     return kExitInterrupted;
   }
+  const std::string who = command.empty() ? "knee" : fmt::format("knee {}", command);
   if (status.field().empty()) {
-    fmt::print(stderr, "knee: {}\n", status.message());
+    fmt::print(stderr, "{}: {}\n", who, status.message());
   } else {
-    fmt::print(stderr, "knee: {}: {}\n", flag_of(status.field()), status.message());
+    fmt::print(stderr, "{}: {}: {}\n", who, flag_of(status.field()), status.message());
   }
   return status.code() == Status::Code::kInvalidArgument ? kExitBadInput : kExitRunFailed;
 }

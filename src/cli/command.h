@@ -10,6 +10,7 @@
 #include <CLI/CLI.hpp>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "core/status.h"
 
@@ -38,6 +39,9 @@ std::string flag_of(const std::string& field);
 // Prints "knee: <flag>: <message>" (or "knee: <message>") to stderr and returns the exit code
 // for it: 2 for bad input (kInvalidArgument), 1 for everything else.
 int report_failure(const core::Status& status);
+// The same as "knee <command>: ...", for a long-running command whose lines end up in logs
+// beside other processes' (`knee serve` under `knee lab up`).
+int report_failure(const core::Status& status, std::string_view command);
 
 std::unique_ptr<Subcommand> make_serve_command();
 std::unique_ptr<Subcommand> make_run_command();

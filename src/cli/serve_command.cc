@@ -109,30 +109,18 @@ class ServeCommand final : public Subcommand {
           Duration{"--drain-timeout", drain_timeout_, options.drain_timeout},
           Duration{"--drain-idle", drain_idle_, options.drain_idle}}) {
       auto parsed = core::parse_duration(d.text);
-      if (!parsed) {
-        fmt::print(stderr, "knee serve: {}: {}\n", d.flag, parsed.status().message());
-        return kExitBadInput;
-      }
+      if (!parsed) return fail(parsed.status().with_context(d.flag));
       d.out = *parsed;
     }
 
-    if (core::Status s = limits_.apply(options); !s) {
-      fmt::print(stderr, "knee serve: {}\n", s.message());
-      return kExitBadInput;
-    }
-    if (int code = service_options(options); code != kExitOk) return code;
+    if (core::Status s = limits_.apply(options); !s) return fail(s);
+    if (core::Status s = service_options(options); !s) return fail(s);
     if (!tls_ && (!cert_.empty() || !key_.empty())) {
-      fmt::print(stderr, "knee serve: --cert/--key: only with --tls\n");
-      return kExitBadInput;
+      return fail(core::Status::invalid_argument("--cert/--key: only with --tls"));
     }
     if (tls_) {
       auto context = net::TlsContext::create_server({cert_, key_}, {"h2", "http/1.1"});
-      if (!context) {
-        const core::Status& s = context.status();
-        fmt::print(stderr, "knee serve: {}{}\n", s.field().empty() ? "" : "--" + s.field() + ": ",
-                   s.message());
-        return s.code() == core::Status::Code::kInvalidArgument ? kExitBadInput : kExitRunFailed;
-      }
+      if (!context) return fail(context.status());  // its fields: cert, key
       options.tls = std::move(context).value();
     }
     auto clean = lab::serve_until_signalled(options, [&](const net::SocketAddress& address) {
@@ -147,14 +135,7 @@ class ServeCommand final : public Subcommand {
       }
       std::fflush(stdout);
     });
-    if (!clean) {
-      const core::Status& st = clean.status();
-      fmt::print(stderr, "knee serve: {}{}\n",
-                 st.field().empty() ? "" : ServerLimitFlags::flag_for(st.field()) + ": ",
-                 st.message());
-      return clean.status().code() == core::Status::Code::kInvalidArgument ? kExitBadInput
-                                                                           : kExitRunFailed;
-    }
+    if (!clean) return fail(ServerLimitFlags::named(clean.status()));
     if (!*clean) {
       fmt::print(stderr, "knee serve: drain timed out after {}: requests in flight were cut off\n",
                  drain_timeout_);
@@ -164,45 +145,38 @@ class ServeCommand final : public Subcommand {
   }
 
  private:
-  // The shipment service's options into `options.service`, when --state is given.
-  int service_options(lab::ServerOptions& options) {
+  // "knee serve: [flag: ]message" on stderr; 2 for bad input, else 1.
+  static int fail(const core::Status& status) { return report_failure(status, "serve"); }
+
+  // The shipment service's options into `options.service`, when --state or --db is given.
+  // Errors: kInvalidArgument naming the flag.
+  core::Status service_options(lab::ServerOptions& options) {
     const char* service_flags[] = {"--store-threads", "--cache",        "--cache-entries",
                                    "--cache-ttl",     "--commit-batch", "--commit-delay"};
     if (state_.empty() && db_.empty()) {
       for (const char* flag : service_flags) {
         if (app_->count(flag) > 0) {
-          fmt::print(stderr,
-                     "knee serve: {}: only with --state DIR or --db URL (the shipment service)\n",
-                     flag);
-          return kExitBadInput;
+          return core::Status::invalid_argument(
+              fmt::format("{}: only with --state DIR or --db URL (the shipment service)", flag));
         }
       }
-      return kExitOk;
+      return core::Status::success();
     }
     auto location = lab::store_location(state_, db_);
-    if (!location) {
-      fmt::print(stderr, "knee serve: {}\n", location.status().message());
-      return kExitBadInput;
-    }
+    if (!location) return location.status();
     auto entries = core::parse_count(cache_entries_);
-    if (!entries) {
-      fmt::print(stderr, "knee serve: --cache-entries: {}\n", entries.status().message());
-      return kExitBadInput;
-    }
+    if (!entries) return entries.status().with_context("--cache-entries");
     service_.cache_entries = static_cast<size_t>(*entries);
     for (auto [flag, text, out] :
          {std::tuple{"--cache-ttl", &cache_ttl_, &service_.cache_ttl},
           std::tuple{"--commit-delay", &commit_delay_, &service_.commit_delay}}) {
       auto d = core::parse_duration(*text);
-      if (!d) {
-        fmt::print(stderr, "knee serve: {}: {}\n", flag, d.status().message());
-        return kExitBadInput;
-      }
+      if (!d) return d.status().with_context(flag);
       *out = *d;
     }
     service_.database = *location;
     options.service = service_;
-    return kExitOk;
+    return core::Status::success();
   }
 
   CLI::App* app_ = nullptr;

@@ -1,6 +1,7 @@
 #include "cli/server_limits.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "cli/command.h"
 #include "core/units.h"
@@ -21,7 +22,7 @@ void ServerLimitFlags::add_to(CLI::App& app) {
                  "Connections open at once over all threads; more are answered 503 (TLS: closed) "
                  "and counted in /health. 0: the open-file limit (raised to the hard one) less 64")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::Range(0, std::numeric_limits<int>::max()));
   app.add_option("--max-header-bytes", max_header_bytes,
                  "Longest header section in bytes; longer gets 431 and close (HTTP/2: its fields "
                  "as HPACK counts them, 32 bytes more each)")
@@ -47,16 +48,16 @@ core::Status ServerLimitFlags::apply(lab::ServerOptions& options) const {
   return core::Status::success();
 }
 
-std::string ServerLimitFlags::flag_for(const std::string& field) {
+core::Status ServerLimitFlags::named(const core::Status& status) {
   for (const char* f : {"header_timeout", "idle_timeout", "max_connections", "max_header_bytes",
                         "max_body_bytes"}) {
-    if (field == f) {
-      std::string flag = "--" + field;
+    if (status.field() == f) {
+      std::string flag = "--" + status.field();
       std::replace(flag.begin(), flag.end(), '_', '-');
-      return flag;
+      return status.with_field("").with_context(flag);
     }
   }
-  return flag_of(field);
+  return status;
 }
 
 }  // namespace knee::cli

@@ -18,9 +18,10 @@ struct ServerLimitFlags {
   // Parses the durations into `options` and copies the sizes. Errors: kInvalidArgument naming the
   // flag, for a duration that does not parse (the ranges are LabServer::start's to check).
   core::Status apply(lab::ServerOptions& options) const;
-  // The flag of a ServerOptions field the server refused ("max_connections" ->
-  // "--max-connections"); flag_of() for the others.
-  static std::string flag_for(const std::string& field);
+  // A refusal of the server's with its limit field named by flag ("max_connections" ->
+  // "--max-connections: ..."), for report_failure, which names the load's fields (there
+  // max_connections is -c's); any other status as it is.
+  static core::Status named(const core::Status& status);
 
   std::string header_timeout = "10s";
   std::string idle_timeout = "75s";

@@ -73,6 +73,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadInput{{"report", "/nonexistent/sweep.json"}, "cannot read '/nonexistent/sweep.json'"},
         BadInput{{"run", "http://127.0.0.1:1/", "-r", "100", "--spin", "1s"}, "--spin"},
         BadInput{{"serve", "--wait", "soon"}, "--wait"},
+        // Regression: the accepted range was printed as 0 to a 309-digit number.
+        BadInput{{"serve", "--max-connections", "-1"}, "not in range 0 to 2147483647"},
         // Regressions: an empty --state meant the default folder; a nested subcommand's bad
         // value pointed to its parent's --help.
         BadInput{{"lab", "data", "--state", ""}, "--state: empty"},
