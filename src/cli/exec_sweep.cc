@@ -2,7 +2,6 @@
 
 #include <fmt/core.h>
 
-#include <filesystem>
 #include <set>
 
 #include "cli/command.h"
@@ -42,24 +41,6 @@ Status check_flags(const CLI::App& app) {
         flag));
   }
   return Status::success();
-}
-
-// The disk behind the files the tool used (the first that has one), and their filesystem.
-void find_device(const std::vector<std::string>& files, report::ExternalSweepSetup& setup) {
-  const probes::FsReader fs;
-  for (const std::string& file : files) {
-    std::error_code ec;
-    std::filesystem::path dir = std::filesystem::absolute(file, ec).parent_path();
-    if (ec || dir.empty()) continue;
-    auto target = probes::describe_dir(fs, dir.string());
-    if (!target) continue;
-    setup.fs_type = target->fs_type;
-    setup.files_in_memory = target->memory;
-    if (!target->device.empty()) {
-      setup.device = target->device;
-      return;
-    }
-  }
 }
 
 }  // namespace
@@ -138,7 +119,12 @@ int run_exec_sweep(const ExecSweepFlags& flags, const ExecSweepContext& context)
   setup.interrupted = result.interrupted;
   if (!result.error) setup.failed = result.error.message();
   if (!result.levels.empty() && !result.levels.front().empty()) {
-    find_device(result.levels.front().front().measured.files, setup);
+    if (auto disk =
+            probes::disk_behind(probes::FsReader(), result.levels.front().front().measured.files)) {
+      if (!disk->device.empty()) setup.device = disk->device;
+      setup.fs_type = disk->fs_type;
+      setup.files_in_memory = disk->memory;
+    }
   }
   if (result.levels.empty() && !result.error) return report_failure(result.error);
   if (result.levels.empty() && result.interrupted) {

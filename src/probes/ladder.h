@@ -144,6 +144,12 @@ std::string fs_type_name(int64_t magic);
 // kInvalidArgument when dir is not a directory (names it and the OS error).
 core::Result<DiskTarget> describe_dir(const FsReader& fs, const std::string& dir);
 
+// The disk behind the files a tool used (an external benchmark's, `knee sweep --exec`): each
+// file's directory (made absolute against the working folder) described in turn, the first with
+// a block device returned; when none has one, the last described (its filesystem, e.g. tmpfs);
+// nullopt when no directory could be described (all missing).
+std::optional<DiskTarget> disk_behind(const FsReader& fs, const std::vector<std::string>& files);
+
 struct DiskLadder {
   DiskTarget target;
   int64_t block_bytes = 4096;

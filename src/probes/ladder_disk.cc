@@ -12,6 +12,7 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -249,6 +250,20 @@ Result<DiskTarget> describe_dir(const FsReader& fs, const std::string& dir) {
         t.device));
   }
   return t;
+}
+
+std::optional<DiskTarget> disk_behind(const FsReader& fs, const std::vector<std::string>& files) {
+  std::optional<DiskTarget> found;
+  for (const std::string& file : files) {
+    std::error_code ec;
+    const std::filesystem::path dir = std::filesystem::absolute(file, ec).parent_path();
+    if (ec || dir.empty()) continue;
+    Result<DiskTarget> target = describe_dir(fs, dir.string());
+    if (!target) continue;
+    found = std::move(target).value();
+    if (!found->device.empty()) break;
+  }
+  return found;
 }
 
 Result<DiskLadder> run_disk(const FsReader& fs, const LadderOptions& options) {

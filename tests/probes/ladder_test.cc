@@ -214,6 +214,30 @@ TEST(Ladder, PartitionResolvesToItsDiskThroughSysfs) {
   EXPECT_EQ(t->rotational, 1);
 }
 
+TEST(DiskBehind, TheFirstFileWithABlockDeviceWins) {
+  // Fixture: / is on sda; /nonexistent cannot be described and is passed over.
+  const FsReader fixture(kFixtures + "/ladder_sda");
+  std::optional<DiskTarget> t = disk_behind(fixture, {"/nonexistent/knee/a.dat", "/b.dat"});
+  ASSERT_TRUE(t);
+  EXPECT_EQ(t->device, "sda");
+  EXPECT_EQ(t->fs_type, "ext4");
+  EXPECT_FALSE(t->memory);
+  EXPECT_FALSE(disk_behind(fixture, {"/nonexistent/knee/a.dat"}));
+  EXPECT_FALSE(disk_behind(fixture, {}));
+}
+
+TEST(DiskBehind, WithoutADeviceTheFilesystemIsStillNamed) {
+  struct statfs s {};
+  if (::statfs("/dev/shm", &s) != 0 || s.f_type != 0x01021994) {
+    GTEST_SKIP() << "/dev/shm is not tmpfs here";
+  }
+  std::optional<DiskTarget> t = disk_behind(FsReader(), {"/dev/shm/knee-fio.dat"});
+  ASSERT_TRUE(t);
+  EXPECT_EQ(t->device, "");
+  EXPECT_EQ(t->fs_type, "tmpfs");
+  EXPECT_TRUE(t->memory);
+}
+
 TEST(MountOf, LongestMountPointHoldingThePathWins) {
   const core::Result<std::string> text =
       FsReader(kFixtures + "/ladder_sda").read("/proc/self/mountinfo");
