@@ -158,17 +158,14 @@ class ReportCommand final : public Subcommand {
   // --tag names a tag some interval carries; else the tags there are.
   Status check_tag(const std::vector<report::HlogInterval>& all) const {
     if (!tag_) return Status::success();
-    std::vector<std::string> tags;
-    for (const report::HlogInterval& i : all) {
-      if (i.tag == *tag_) return Status::success();
-      if (!i.tag.empty() && std::find(tags.begin(), tags.end(), i.tag) == tags.end()) {
-        tags.push_back(i.tag);
-      }
-    }
+    const std::vector<std::string> tags = report::interval_tags(all);
+    if (std::find(tags.begin(), tags.end(), *tag_) != tags.end()) return Status::success();
     std::string known;
-    for (const std::string& t : tags) known += (known.empty() ? "" : ", ") + t;
+    for (const std::string& t : tags) {
+      if (!t.empty()) known += (known.empty() ? "" : ", ") + t;
+    }
     return Status::invalid_argument(
-        tags.empty()
+        known.empty()
             ? fmt::format("--tag: no interval is tagged '{}'; these logs carry no tags "
                           "(leave --tag out)",
                           *tag_)

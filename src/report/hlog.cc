@@ -621,6 +621,14 @@ std::string interval_log_tag(bool sweep, std::optional<double> rate_rps, int con
   return tag;
 }
 
+std::vector<std::string> interval_tags(std::span<const HlogInterval> intervals) {
+  std::vector<std::string> tags;
+  for (const HlogInterval& i : intervals) {
+    if (std::find(tags.begin(), tags.end(), i.tag) == tags.end()) tags.push_back(i.tag);
+  }
+  return tags;
+}
+
 std::string render_hlog_summary(std::span<const HlogInterval> intervals, size_t files,
                                 std::optional<double> from_s, std::optional<double> to_s,
                                 std::optional<std::string_view> tag) {
@@ -628,10 +636,7 @@ std::string render_hlog_summary(std::span<const HlogInterval> intervals, size_t 
                                 intervals.size() == 1 ? "" : "s", files, files == 1 ? "" : "s");
   out += fmt::format("{:>9}  {:>9}  {:>9}  {:>9}  {:>9}  {:>9}  {:>9}  {:>9}  {:>9}   (ms)\n",
                      "count", "min", "mean", "p50", "p90", "p99", "p99.9", "p99.99", "max");
-  std::vector<std::string> tags;
-  for (const HlogInterval& i : intervals) {
-    if (std::find(tags.begin(), tags.end(), i.tag) == tags.end()) tags.push_back(i.tag);
-  }
+  const std::vector<std::string> tags = interval_tags(intervals);
   if (tags.size() > 1 && !tag) {
     for (const std::string& t : tags) {
       out += fmt::format(

@@ -165,6 +165,9 @@ core::Histogram merge_intervals(std::span<const HlogInterval> intervals,
                                 std::optional<double> to_s = std::nullopt,
                                 std::optional<std::string_view> tag = std::nullopt);
 
+// The intervals' tags, each once, in order of first appearance; "" stands for untagged ones.
+std::vector<std::string> interval_tags(std::span<const HlogInterval> intervals);
+
 // What `knee report FILE.hlog...` prints: how many intervals from how many files, then count,
 // min, mean, p50, p90, p99, p99.9, p99.99 and max (ms) per tag (when the logs hold several and no
 // tag was asked for), in order of first appearance, and of everything selected.

@@ -628,6 +628,15 @@ TEST(MergeIntervals, SelectsByInclusiveTimeRangeAndTag) {
   EXPECT_EQ(merge_intervals(all, std::nullopt, 0.0).count(), 2);  // both logs' first interval
 }
 
+TEST(IntervalTags, EachTagOnceInOrderOfFirstAppearance) {
+  std::vector<HlogInterval> log;
+  for (const char* tag : {"c8", "", "c2", "c8", "", "c2", "c16"}) {
+    log.push_back(HlogInterval{tag, 0, 1, Histogram::for_latency()});
+  }
+  EXPECT_EQ(interval_tags(log), (std::vector<std::string>{"c8", "", "c2", "c16"}));
+  EXPECT_TRUE(interval_tags({}).empty());
+}
+
 TEST(MergeIntervals, EmptySpanGivesAnEmptyLatencyHistogram) {
   EXPECT_EQ(merge_intervals({}), Histogram::for_latency());
 }
