@@ -42,7 +42,8 @@ int report_failure(const Status& status, std::string_view command) {
   if (interrupt_requested()) {
     // Ctrl-C during the pre-flight connect or handshake: the failure is the interruption's.
     // Regression: it exited 1 as if the target were unreachable.
-    fmt::print(stderr, "knee: interrupted before measuring began ({})\n", status.message());
+    fmt::print(stderr, "knee{}{}: interrupted before measuring began ({})\n",
+               command.empty() ? "" : " ", command, status.message());
     return kExitInterrupted;
   }
   const std::string who = command.empty() ? "knee" : fmt::format("knee {}", command);

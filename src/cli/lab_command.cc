@@ -3,8 +3,8 @@
 //                     state folder, deterministic from --seed, and prints the load rate.
 //   knee lab billing  runs the batch flow (store/billing.h) both ways and prints records/s and
 //                     whether the seed's 12M records would fit its 4-hour window at that rate.
-// The state folder is --state DIR, else $XDG_STATE_HOME/knee/lab, else ~/.local/state/knee/lab;
-// the SQLite database in it is shipments.db (what `knee serve --state DIR` reads).
+// The state folder is --state DIR, else the default of lab/state_folder.h; the SQLite database
+// in it is shipments.db (what `knee serve --state DIR` reads).
 #include <fmt/core.h>
 
 #include <cstdio>

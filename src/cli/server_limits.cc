@@ -22,7 +22,7 @@ void ServerLimitFlags::add_to(CLI::App& app) {
                  "Connections open at once over all threads; more are answered 503 (TLS: closed) "
                  "and counted in /health. 0: the open-file limit (raised to the hard one) less 64")
       ->capture_default_str()
-      ->check(CLI::Range(0, std::numeric_limits<int>::max()));
+      ->check(CLI::Range(0, std::numeric_limits<int>::max(), "NONNEGATIVE"));
   app.add_option("--max-header-bytes", max_header_bytes,
                  "Longest header section in bytes; longer gets 431 and close (HTTP/2: its fields "
                  "as HPACK counts them, 32 bytes more each)")

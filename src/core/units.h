@@ -54,7 +54,8 @@ Result<int64_t> parse_count(std::string_view text);
 // Formats a duration given in ns for people, choosing ns/us/ms/s: "850 ns", "4.33 ms", "2.00 s".
 std::string format_duration_ns(double ns);
 
-// The UTC calendar date of a Unix time in ms, ISO 8601's extended form: "2026-01-30".
+// The UTC calendar date of a Unix time in ms, ISO 8601's extended form: "2026-01-30". A time
+// before the epoch rounds down to its day (-1 ms is "1969-12-31").
 std::string format_utc_date(int64_t unix_ms);
 
 }  // namespace knee::core

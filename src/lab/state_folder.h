@@ -4,7 +4,8 @@
 // should persist between restarts"): $XDG_STATE_HOME/knee/lab when that is an absolute path,
 // else $HOME/.local/state/knee/lab, else ./.local/state/knee/lab.
 // Errors quote --state and --db, the two options that name a store's location, since they say
-// which one to give (the exception docs/architecture.md makes for the typed text of options).
+// which one to give or what to type (docs/architecture.md, "Errors are values", lists this
+// exception with the typed text of a load).
 #pragma once
 
 #include <string>

@@ -25,7 +25,9 @@ struct BillingGoal {
 };
 
 // "billing DATE on LOCATION: shipments created FIRST .. LAST (DAYS days)" and the column header,
-// two lines. first_ms and last_ms: Unix ms of the first and the last day billed (UTC).
+// two lines. date: the bill date as given, YYYY-MM-DD; first_ms and last_ms: Unix ms within the
+// first and the last day billed (printed as UTC dates); days: how many the window spans
+// (store::kBillingDays), printed as given.
 std::string billing_heading(const std::string& date, const std::string& location, int64_t first_ms,
                             int64_t last_ms, int days, const BillingGoal& goal);
 

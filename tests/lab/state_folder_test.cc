@@ -51,6 +51,7 @@ TEST(StoreLocation, RefusesBothOptionsAndOtherUrls) {
       << both.status().message();
   auto other = store_location("", "mysql://x/y");
   ASSERT_FALSE(other);
+  EXPECT_EQ(other.status().code(), core::Status::Code::kInvalidArgument);
   EXPECT_EQ(other.status().message().rfind("--db: 'mysql://x/y' is not a postgresql:// URL", 0), 0u)
       << other.status().message();
 }
@@ -64,6 +65,9 @@ TEST(StoreLocation, SaysWhyAFolderCannotBeMade) {
   EXPECT_EQ(location.status().code(), core::Status::Code::kInvalidArgument);
   EXPECT_NE(location.status().message().find("--state: cannot make the folder '" + file + "/sub'"),
             std::string::npos)
+      << location.status().message();
+  // The OS's reason: a path through a file is not a directory (ENOTDIR).
+  EXPECT_NE(location.status().message().find("Not a directory"), std::string::npos)
       << location.status().message();
 }
 
