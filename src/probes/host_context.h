@@ -27,6 +27,13 @@ struct HostContext {
   std::string os;        // PRETTY_NAME from /etc/os-release (else /usr/lib/os-release); ""
   std::string governor;  // cpufreq scaling_governor of cpu0; "" if there is no cpufreq
   std::string turbo;     // "on", "off", or "" when unknown (intel_pstate/no_turbo, cpufreq/boost)
+  // /sys/devices/system/cpu/cpuidle/current_driver: how an idle CPU waits ("intel_idle",
+  // "acpi_idle", "haltpoll" in a KVM guest); "" if there is no cpuidle.
+  std::string cpuidle_driver;
+  // /sys/module/haltpoll/parameters/guest_halt_poll_ns: the longest a KVM guest's idle vCPU polls
+  // for work before it halts (the kernel's default 200000; 0: it halts at once, and a thread
+  // woken on it waits for the hypervisor to run the vCPU again); -1 when not a haltpoll guest.
+  int64_t guest_halt_poll_ns = -1;
   std::string knee_version;  // core::version_string(): "0.1.0 (6f645c6d1a2b)"
   std::string compiler;      // "GCC 12.2.0" (from __VERSION__)
   std::string build_type;    // CMAKE_BUILD_TYPE: "Release", "Debug", ...; "" if none was set

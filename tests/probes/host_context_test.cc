@@ -129,6 +129,29 @@ TEST(HostContext, FallsBackToHardwareAndUsrLibOsRelease) {
   EXPECT_FALSE(any_contains(ctx.warnings, "load average"));
 }
 
+TEST(HostContext, AGuestThatHaltsIdleVcpusAtOnceIsWarnedAbout) {
+  // host3: a KVM guest with cpuidle haltpoll and guest_halt_poll_ns 0.
+  const HostContext ctx = read_host_context(FsReader(kFixtures + "/host3"));
+  EXPECT_EQ(ctx.cpuidle_driver, "haltpoll");
+  EXPECT_EQ(ctx.guest_halt_poll_ns, 0);
+  EXPECT_TRUE(any_contains(ctx.warnings, "halts an idle vCPU at once"))
+      << ::testing::PrintToString(ctx.warnings);
+  EXPECT_TRUE(any_contains(ctx.warnings, "/sys/module/haltpoll/parameters/guest_halt_poll_ns"));
+}
+
+TEST(HostContext, AGuestThatPollsBeforeHaltingIsNot) {
+  // host2: haltpoll polling for the kernel's default 200 us.
+  const HostContext ctx = read_host_context(FsReader(kFixtures + "/host2"));
+  EXPECT_EQ(ctx.cpuidle_driver, "haltpoll");
+  EXPECT_EQ(ctx.guest_halt_poll_ns, 200000);
+  EXPECT_FALSE(any_contains(ctx.warnings, "vCPU"));
+  // host1: a bare machine without cpuidle in its tree.
+  const HostContext bare = read_host_context(FsReader(kFixtures + "/host1"));
+  EXPECT_EQ(bare.cpuidle_driver, "");
+  EXPECT_EQ(bare.guest_halt_poll_ns, -1);
+  EXPECT_FALSE(any_contains(bare.warnings, "vCPU"));
+}
+
 TEST(HostContext, EmptyTreeLeavesFieldsEmptyAndWarnsAboutLoad) {
   const HostContext ctx = read_host_context(FsReader(kFixtures + "/no-such-host"));
   EXPECT_EQ(ctx.hostname, "");
