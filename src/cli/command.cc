@@ -39,14 +39,13 @@ std::string flag_of(const std::string& field) {
 int report_failure(const Status& status) { return report_failure(status, ""); }
 
 int report_failure(const Status& status, std::string_view command) {
+  const std::string who = command.empty() ? "knee" : fmt::format("knee {}", command);
   if (interrupt_requested()) {
     // Ctrl-C during the pre-flight connect or handshake: the failure is the interruption's.
     // Regression: it exited 1 as if the target were unreachable.
-    fmt::print(stderr, "knee{}{}: interrupted before measuring began ({})\n",
-               command.empty() ? "" : " ", command, status.message());
+    fmt::print(stderr, "{}: interrupted before measuring began ({})\n", who, status.message());
     return kExitInterrupted;
   }
-  const std::string who = command.empty() ? "knee" : fmt::format("knee {}", command);
   if (status.field().empty()) {
     fmt::print(stderr, "{}: {}\n", who, status.message());
   } else {
