@@ -155,7 +155,7 @@ class LabCommand final : public Subcommand {
     auto window = store::billing_window(date_);
     const report::BillingGoal goal{store::kSeedRecords, store::kBillingWindowHours};
     fmt::print("{}", report::billing_heading(date_, (*store)->location(), window->first,
-                                             window->second - 1, store::kBillingDays, goal));
+                                             window->second - 1, goal));
     for (store::BillingMethod m :
          {store::BillingMethod::kRowAtATime, store::BillingMethod::kSetBased}) {
       if (method_ != "both" && method_ != store::billing_method_name(m)) continue;

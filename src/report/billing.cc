@@ -23,7 +23,11 @@ std::string records_text(int64_t records) {
 }  // namespace
 
 std::string billing_heading(const std::string& date, const std::string& location, int64_t first_ms,
-                            int64_t last_ms, int days, const BillingGoal& goal) {
+                            int64_t last_ms, const BillingGoal& goal) {
+  constexpr int64_t kDayMs = 86'400'000;
+  // Whole UTC days, rounded down (std::floor's way, for times before 1970 too).
+  auto day_of = [](int64_t ms) { return ms / kDayMs - (ms % kDayMs < 0 ? 1 : 0); };
+  const int64_t days = day_of(last_ms) - day_of(first_ms) + 1;
   return fmt::format(
       "billing {} on {}: shipments created {} .. {} ({} days)\n"
       "{:<7} {:>10} {:>8} {:>16} {:>10} {:>12}  the seed's {} records at this rate\n",

@@ -26,10 +26,9 @@ struct BillingGoal {
 
 // "billing DATE on LOCATION: shipments created FIRST .. LAST (DAYS days)" and the column header,
 // two lines. date: the bill date as given, YYYY-MM-DD; first_ms and last_ms: Unix ms within the
-// first and the last day billed (printed as UTC dates); days: how many the window spans
-// (store::kBillingDays), printed as given.
+// first and the last day billed (UTC), from which FIRST, LAST and DAYS (both ends counted) come.
 std::string billing_heading(const std::string& date, const std::string& location, int64_t first_ms,
-                            int64_t last_ms, int days, const BillingGoal& goal);
+                            int64_t last_ms, const BillingGoal& goal);
 
 // One row: method, records, sellers, amount charged, elapsed, records/s, and the time the goal's
 // records take at that rate with "fits" or "misses" the window ("no records billed" at rate 0).

@@ -10,13 +10,19 @@ constexpr BillingGoal kSeed{12'000'000, 4};
 
 TEST(BillingTable, HeadingNamesTheDateTheStoreAndTheDaysBilled) {
   // 2026-01-01T00:00Z and 2026-01-30T23:59:59.999Z.
-  EXPECT_EQ(
-      billing_heading("2026-01-30", "/s/shipments.db", 1767225600000, 1769817599999, 30, kSeed),
-      "billing 2026-01-30 on /s/shipments.db: shipments created 2026-01-01 .. 2026-01-30 "
-      "(30 days)\n"
-      "method     records  sellers          charged    elapsed    records/s  the seed's 12M "
-      "records at this rate\n");
-  EXPECT_NE(billing_heading("d", "l", 0, 0, 1, {1500, 4}).find("the seed's 1500 records"),
+  EXPECT_EQ(billing_heading("2026-01-30", "/s/shipments.db", 1767225600000, 1769817599999, kSeed),
+            "billing 2026-01-30 on /s/shipments.db: shipments created 2026-01-01 .. 2026-01-30 "
+            "(30 days)\n"
+            "method     records  sellers          charged    elapsed    records/s  the seed's 12M "
+            "records at this rate\n");
+  // The days counted from the two ends: both days included, UTC, before 1970 as after.
+  EXPECT_NE(billing_heading("d", "l", 0, 0, kSeed).find("1970-01-01 .. 1970-01-01 (1 days)"),
+            std::string::npos);
+  EXPECT_NE(billing_heading("d", "l", 86'399'999, 86'400'000, kSeed).find("(2 days)"),
+            std::string::npos);
+  EXPECT_NE(billing_heading("d", "l", -1, 0, kSeed).find("1969-12-31 .. 1970-01-01 (2 days)"),
+            std::string::npos);
+  EXPECT_NE(billing_heading("d", "l", 0, 0, {1500, 4}).find("the seed's 1500 records"),
             std::string::npos);
 }
 
