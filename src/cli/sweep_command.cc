@@ -26,9 +26,6 @@ namespace {
 
 using core::Status;
 
-// The seed's tracking client: one tracking number per connection and request.
-constexpr const char* kLabPath = "/tracking?no=G{conn}-{seq}";
-
 class SweepCommand final : public Subcommand {
  public:
   void add_options(CLI::App& app) override {
@@ -106,9 +103,7 @@ class SweepCommand final : public Subcommand {
     if (Status s = check_server_flags(builtin); !s) return report_failure(s);
     auto watched = target_.resolve();
     if (!watched) return report_failure(watched.status());
-    if (builtin) {
-      flags_.url = std::string(server_tls_ ? "https" : "http") + "://127.0.0.1:1" + kLabPath;
-    }
+    if (builtin) flags_.url = lab::builtin_url(server_tls_, 1);  // the port once it has one
     auto plan = flags_.to_sweep_plan(*levels, by_rate, max_connections_, repeat_);
     if (!plan) return report_failure(plan.status());
     Distributed group;  // under mpirun: this rank's part, rank 0 merges and writes
@@ -129,13 +124,9 @@ class SweepCommand final : public Subcommand {
       lab.emplace(std::move(started->process));
       target = started->description;
       watched->processes = probes::WatchedProcesses::server_only(lab->pid());
-      flags_.url =
-          fmt::format("{}://127.0.0.1:{}{}", server_tls_ ? "https" : "http", lab->port(), kLabPath);
-      for (auto& level : plan->levels) {
-        level[0].request.url = *http::parse_url(flags_.url);
-        // Its own child's certificate, self-signed: knee knows whom it talks to.
-        if (server_tls_) level[0].tls.verify = false;
-      }
+      flags_.url = started->url;
+      // Its own child's certificate, self-signed: knee knows whom it talks to.
+      engine::aim_plan(*plan, *http::parse_url(flags_.url), /*verify_tls=*/false);
     }
     // Per-second intervals for --hlog, and for the JSON and HTML report's over-time chart.
     if (outputs_.per_second()) {

@@ -128,6 +128,15 @@ core::Status split_plan(Plan& plan, int index, int count) {
   return core::Status::success();
 }
 
+void aim_plan(Plan& plan, const http::Url& url, bool verify_tls) {
+  for (auto& level : plan.levels) {
+    for (LoadOptions& o : level) {
+      o.request.url = url;
+      o.tls.verify = verify_tls && o.tls.verify;
+    }
+  }
+}
+
 namespace {
 
 // Sleeps until the wall clock reads `epoch_s`, in steps short enough to notice an interrupt.

@@ -53,6 +53,10 @@ double plan_run_slot_s(const Plan& plan);
 // Every level's options of `plan` made part `index` of `count` (part_of). Errors: part_of's.
 core::Status split_plan(Plan& plan, int index, int count);
 
+// Every load of `plan` sent to `url` instead (a target known only once the plan is built, such as
+// a child server's port); `verify_tls` false for a server whose certificate knee made itself.
+void aim_plan(Plan& plan, const http::Url& url, bool verify_tls);
+
 // Where the plan is: level l of n, repeat k of K (from 0), and the planned time (warm-up plus
 // measured phase) of this run and of the runs still to come after it.
 struct PlanPosition {

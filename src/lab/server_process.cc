@@ -142,7 +142,13 @@ Result<BuiltinServer> start_builtin_server(const std::string& wait, const std::s
       "built-in lab server (knee serve{}, pid {}): {} event-loop thread{}, each tracking request "
       "waits {} on a timer then burns {} of CPU; {}",
       tls ? " --tls" : "", child->pid(), threads, threads == 1 ? "" : "s", wait, cpu, pinning);
-  return BuiltinServer{std::move(child).value(), std::move(description)};
+  const int port = child->port();
+  return BuiltinServer{std::move(child).value(), std::move(description), builtin_url(tls, port)};
+}
+
+std::string builtin_url(bool tls, int port) {
+  return fmt::format("{}://127.0.0.1:{}/tracking?no=G{{conn}}-{{seq}}", tls ? "https" : "http",
+                     port);
 }
 
 }  // namespace knee::lab

@@ -48,7 +48,12 @@ class ServerProcess {
 struct BuiltinServer {
   ServerProcess process;
   std::string description;
+  std::string url;  // builtin_url() with the child's port
 };
+// The URL knee sweep measures the built-in server on: its tracking endpoint with one tracking
+// number per connection and request ("http://127.0.0.1:PORT/tracking?no=G{conn}-{seq}", the
+// seed's tracking client; https with `tls`). Port 1 before the child has one.
+std::string builtin_url(bool tls, int port);
 // `tls`: served over TLS with a self-signed certificate (knee serve --tls).
 core::Result<BuiltinServer> start_builtin_server(const std::string& wait, const std::string& cpu,
                                                  int threads, bool tls = false);

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "engine/load.h"
+#include "engine/plan.h"
 #include "engine/schedule.h"
 #include "http/url.h"
 #include "support/scripted_server.h"
@@ -103,6 +104,24 @@ TEST(PartOf, PartsTogetherSendUniqueConnectionNumbers) {
   EXPECT_EQ(targets.size(), sent);
   const std::set<std::string> numbers(targets.begin(), targets.end());
   EXPECT_EQ(numbers, (std::set<std::string>{"/c0", "/c1", "/c2", "/c3", "/c4"}));
+}
+
+TEST(AimPlan, EveryLoadOfEveryLevelGoesToTheNewUrl) {
+  Plan plan;
+  plan.levels = {{closed(1), closed(1)}, {closed(2), closed(2)}};
+  plan.levels[1][1].tls.verify = false;  // -k given already stays
+  aim_plan(plan, *http::parse_url("https://127.0.0.1:4433/t?no={seq}"), /*verify_tls=*/true);
+  for (const auto& level : plan.levels) {
+    for (const LoadOptions& o : level) {
+      EXPECT_EQ(o.request.url.port, 4433);
+      EXPECT_EQ(o.request.url.target, "/t?no={seq}");
+    }
+  }
+  EXPECT_TRUE(plan.levels[0][0].tls.verify);
+  EXPECT_FALSE(plan.levels[1][1].tls.verify);
+  aim_plan(plan, *http::parse_url("https://127.0.0.1:4434/"), /*verify_tls=*/false);
+  EXPECT_FALSE(plan.levels[0][0].tls.verify);
+  EXPECT_EQ(plan.levels[1][0].request.url.port, 4434);
 }
 
 }  // namespace

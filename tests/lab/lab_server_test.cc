@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "core/clock.h"
+#include "lab/server_process.h"
 #include "support/blocking_client.h"
 
 namespace knee::lab {
@@ -45,6 +46,11 @@ TEST(LabServer, BindsAnEphemeralPort) {
   server->request_stop();
   EXPECT_EQ(server->wait(), 0);
   EXPECT_EQ(server->wait(), 0);
+}
+
+TEST(BuiltinUrl, IsTheTrackingEndpointWithOneNumberPerConnectionAndRequest) {
+  EXPECT_EQ(builtin_url(false, 8080), "http://127.0.0.1:8080/tracking?no=G{conn}-{seq}");
+  EXPECT_EQ(builtin_url(true, 1), "https://127.0.0.1:1/tracking?no=G{conn}-{seq}");
 }
 
 TEST(LabServer, FastAnswersSmallJson) {
