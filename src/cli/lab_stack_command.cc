@@ -114,12 +114,7 @@ int LabStackCommands::run_up() {
     spec.db_records = records_;
   }
   for (const std::string& cost : replica_costs_) {
-    const size_t eq = cost.find("=cpu:");
-    if (eq == std::string::npos) {
-      return report_failure(Status::invalid_argument(
-          fmt::format("--replica-cost '{}': use NAME=cpu:DURATION, e.g. app2=cpu:1ms", cost)));
-    }
-    spec.extra_cpu[cost.substr(0, eq)] = cost.substr(eq + 5);
+    if (Status s = spec.add_replica_cost(cost); !s) return report_failure(s);
   }
   if (Status s = spec.validate(); !s) return report_failure(s);
   fmt::print("lab up: starting {}{}{} replicas and nginx in {}\n",
@@ -132,13 +127,7 @@ int LabStackCommands::run_up() {
     return kExitInterrupted;
   }
   if (!stack) return report_failure(stack.status());
-  for (const lab::StackPart& p : stack->parts) {
-    fmt::print("{:<6} {:<8} pid {:<7} {}://127.0.0.1:{}/  log {}{}\n", p.name, p.role, p.pid,
-               p.role == "cache" ? "redis"
-               : p.role == "db"  ? "postgresql"
-                                 : "http",
-               p.port, p.log, p.cpu >= 0 ? fmt::format("  CPU {}", p.cpu) : "");
-  }
+  for (const lab::StackPart& p : stack->parts) fmt::print("{}\n", lab::part_line(p));
   const size_t cpus = lab::allowed_cpus().size();
   if (stack->parts.back().cpu >= 0) {
     fmt::print("pinned: each part to a CPU of its own; pin the load to the others (taskset)\n");
@@ -160,15 +149,7 @@ int LabStackCommands::run_status() {
   bool all = true;
   for (const lab::PartStatus& s : lab::stack_status(*stack)) {
     all = all && s.alive && s.answering;
-    fmt::print("{:<6} {:<8} pid {:<7} port {:<5}  {}{}{}\n", s.part.name, s.part.role, s.part.pid,
-               s.part.port,
-               !s.alive                 ? "DOWN"
-               : s.answering            ? "up"
-               : s.part.role == "cache" ? "alive, not answering PING"
-               : s.part.role == "db"    ? "alive, not accepting connections"
-                                        : "alive, not answering /health",
-               s.requests >= 0 ? fmt::format(", {} requests served", s.requests) : "",
-               s.part.cpu >= 0 ? fmt::format(", CPU {}", s.part.cpu) : "");
+    fmt::print("{}\n", lab::status_line(s));
   }
   return all ? kExitOk : kExitRunFailed;
 }

@@ -390,6 +390,16 @@ std::string Stack::url() const {
   return "";
 }
 
+Status StackSpec::add_replica_cost(std::string_view text) {
+  const size_t eq = text.find("=cpu:");
+  if (eq == std::string_view::npos) {
+    return Status::invalid_field(
+        "replica_cost", fmt::format("'{}': use NAME=cpu:DURATION, e.g. app2=cpu:1ms", text));
+  }
+  extra_cpu[std::string(text.substr(0, eq))] = std::string(text.substr(eq + 5));
+  return Status::success();
+}
+
 Status StackSpec::validate() const {
   if (replicas < 1 || replicas > 32) {
     return Status::invalid_field("replicas", fmt::format("{} replicas; give 1 to 32", replicas));
@@ -648,6 +658,26 @@ long long total_requests(const std::string& body) {
 }
 
 }  // namespace
+
+std::string part_line(const StackPart& p) {
+  return fmt::format("{:<6} {:<8} pid {:<7} {}://127.0.0.1:{}/  log {}{}", p.name, p.role, p.pid,
+                     p.role == "cache" ? "redis"
+                     : p.role == "db"  ? "postgresql"
+                                       : "http",
+                     p.port, p.log, p.cpu >= 0 ? fmt::format("  CPU {}", p.cpu) : "");
+}
+
+std::string status_line(const PartStatus& s) {
+  return fmt::format("{:<6} {:<8} pid {:<7} port {:<5}  {}{}{}", s.part.name, s.part.role,
+                     s.part.pid, s.part.port,
+                     !s.alive                 ? "DOWN"
+                     : s.answering            ? "up"
+                     : s.part.role == "cache" ? "alive, not answering PING"
+                     : s.part.role == "db"    ? "alive, not accepting connections"
+                                              : "alive, not answering /health",
+                     s.requests >= 0 ? fmt::format(", {} requests served", s.requests) : "",
+                     s.part.cpu >= 0 ? fmt::format(", CPU {}", s.part.cpu) : "");
+}
 
 std::vector<PartStatus> stack_status(const Stack& stack) {
   std::vector<PartStatus> out;

@@ -18,6 +18,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/clock.h"
@@ -63,6 +64,10 @@ struct StackSpec {
   // nor nginx's conditions) or "replica_cost": a name that is not one of app1..appN, a duration
   // that does not parse).
   core::Status validate() const;
+  // One --replica-cost as typed, NAME=cpu:DURATION ("app2=cpu:1ms"), into extra_cpu; the name and
+  // the duration are checked by validate(). Errors: kInvalidArgument, field() "replica_cost",
+  // when the text has no "=cpu:".
+  core::Status add_replica_cost(std::string_view text);
 };
 
 struct StackPart {
@@ -116,6 +121,13 @@ struct PartStatus {
   long long requests = -1;  // a replica's totalRequests from /health; -1 when unknown
 };
 std::vector<PartStatus> stack_status(const Stack& stack);
+
+// One line per part for `knee lab up` and `knee lab status`, columns aligned across parts:
+// "app1   replica  pid 4242    http://127.0.0.1:8081/  log DIR/app1.log  CPU 1" (up: where it is)
+// and "app1   replica  pid 4242    port 8081   up, 12 requests served, CPU 1" (status: whether it
+// answers). No newline.
+std::string part_line(const StackPart& part);
+std::string status_line(const PartStatus& status);
 
 // A replica's totalRequests from its /health (the reading itself counted: two readings differ by
 // the requests between them plus one); -1 when it does not answer with a 200 and that field

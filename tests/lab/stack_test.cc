@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 namespace knee::lab {
 namespace {
@@ -61,6 +62,38 @@ TEST(StackSpec, NamesTheFieldOfEachBadValue) {
   EXPECT_EQ(s.validate().field(), "replica_cost");
   s.extra_cpu = {{"app2", "1ms"}};
   EXPECT_TRUE(s.validate());
+}
+
+TEST(StackSpec, AReplicaCostAsTypedGoesIntoExtraCpuOrNamesItsForm) {
+  StackSpec s = spec("round_robin");
+  EXPECT_TRUE(s.add_replica_cost("app2=cpu:1ms"));
+  EXPECT_TRUE(s.add_replica_cost("app1=cpu:250us"));
+  EXPECT_EQ(s.extra_cpu, (std::map<std::string, std::string>{{"app1", "250us"}, {"app2", "1ms"}}));
+  EXPECT_TRUE(s.validate());
+  const core::Status bad = s.add_replica_cost("app2:1ms");
+  EXPECT_EQ(bad.field(), "replica_cost");
+  EXPECT_NE(bad.message().find("NAME=cpu:DURATION"), std::string::npos) << bad.message();
+  EXPECT_EQ(s.extra_cpu.size(), 2u) << "a refused cost changes nothing";
+  EXPECT_TRUE(s.add_replica_cost("app9=cpu:1ms")) << "the name is validate()'s to check";
+  EXPECT_EQ(s.validate().field(), "replica_cost");
+}
+
+TEST(PartLines, SayWhereEachPartIsAndWhetherItAnswers) {
+  StackPart app{"app1", "replica", 4242, 8081, "/s/app1.log", {}, 1};
+  EXPECT_EQ(part_line(app),
+            "app1   replica  pid 4242    http://127.0.0.1:8081/  log /s/app1.log  CPU 1");
+  StackPart cache{"redis", "cache", 7, 6379, "/s/redis.log", {}, -1};
+  EXPECT_EQ(part_line(cache),
+            "redis  cache    pid 7       redis://127.0.0.1:6379/  log /s/redis.log");
+  EXPECT_EQ(status_line({app, true, true, 12}),
+            "app1   replica  pid 4242    port 8081   up, 12 requests served, CPU 1");
+  EXPECT_EQ(status_line({app, false, false, -1}),
+            "app1   replica  pid 4242    port 8081   DOWN, CPU 1");
+  EXPECT_EQ(status_line({cache, true, false, -1}),
+            "redis  cache    pid 7       port 6379   alive, not answering PING");
+  StackPart db{"postgres", "db", 9, 5432, "", {}, -1};
+  EXPECT_EQ(status_line({db, true, false, -1}),
+            "postgres db       pid 9       port 5432   alive, not accepting connections");
 }
 
 TEST(ReadStack, SaysNoLabIsUpWhereNoneWasStarted) {
