@@ -64,14 +64,8 @@ class LadderCommand final : public Subcommand {
       if (progress) fmt::print(stderr, "knee ladder: measuring {}...\n", what);
     });
     if (!run) return report_failure(run.status());
-    std::vector<report::NetworkRow> rows;
-    for (analysis::Route& route : routes) {
-      const analysis::NetworkFloor floor =
-          analysis::network_floor(route.from, route.to, fibre_factor_);
-      rows.push_back({std::move(route), floor});
-    }
     const report::LadderDocument doc =
-        report::ladder_document(*run, std::move(rows), fibre_factor_, *only, started_at,
+        report::ladder_document(*run, routes, fibre_factor_, *only, started_at,
                                 std::chrono::duration<double>(core::Clock::now() - start).count());
     fmt::print("{}", json_ ? json_text(doc) : report::render_ladder_text(doc));
     return kExitOk;

@@ -11,6 +11,12 @@
 namespace knee::report {
 namespace {
 
+// One computed network floor.
+struct NetworkRow {
+  analysis::Route route;
+  analysis::NetworkFloor floor;
+};
+
 // The magnitude a latency in ns belongs to.
 enum class Magnitude { kNs, kUs, kMs, kTensOfMs };
 constexpr const char* kMagnitudeIds[] = {"ns", "us", "ms", "tens_of_ms"};
@@ -246,9 +252,10 @@ std::string render_ladder_text(const LadderDocument& l) {
   return out;
 }
 
-LadderDocument ladder_document(const probes::LadderRun& run, std::vector<NetworkRow> network,
-                               double fibre_factor, std::vector<std::string> only,
-                               std::string started_at, double duration_s) {
+LadderDocument ladder_document(const probes::LadderRun& run,
+                               const std::vector<analysis::Route>& routes, double fibre_factor,
+                               std::vector<std::string> only, std::string started_at,
+                               double duration_s) {
   LadderDocument d;
   d.started_at = std::move(started_at);
   d.duration_s = duration_s;
@@ -289,6 +296,10 @@ LadderDocument ladder_document(const probes::LadderRun& run, std::vector<Network
                    t.warnings};
   }
   if (std::find(d.only.begin(), d.only.end(), "network") != d.only.end()) {
+    std::vector<NetworkRow> network;
+    for (const analysis::Route& route : routes) {
+      network.push_back({route, analysis::network_floor(route.from, route.to, fibre_factor)});
+    }
     std::stable_sort(network.begin(), network.end(), [](const NetworkRow& a, const NetworkRow& b) {
       return a.floor.fibre_rtt_ms < b.floor.fibre_rtt_ms;
     });

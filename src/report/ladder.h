@@ -15,17 +15,13 @@
 
 namespace knee::report {
 
-// One computed network floor.
-struct NetworkRow {
-  analysis::Route route;
-  analysis::NetworkFloor floor;
-};
-
-// The document of one ladder: `only` the groups that ran (with "network" when the floor was
-// computed), `network` the routes (sorted here by fibre floor), `fibre_factor` the fraction of c.
-LadderDocument ladder_document(const probes::LadderRun& run, std::vector<NetworkRow> network,
-                               double fibre_factor, std::vector<std::string> only,
-                               std::string started_at, double duration_s);
+// The document of one ladder: `only` the groups that ran (with "network" when the floor is
+// computed), `routes` those whose floors it computes (analysis::network_floor, sorted here by the
+// fibre floor), `fibre_factor` the fraction of c (must pass analysis::check_fibre_factor).
+LadderDocument ladder_document(const probes::LadderRun& run,
+                               const std::vector<analysis::Route>& routes, double fibre_factor,
+                               std::vector<std::string> only, std::string started_at,
+                               double duration_s);
 
 // The ladder as text: the context (host, build, clock, --dir, method), each magnitude's rungs
 // with median, p99, best and ops/s, the network floors, SQLite's plans, how each rung was
