@@ -212,6 +212,21 @@ Result<std::pair<std::string, std::string>> parse_header(const std::string& text
   return std::pair<std::string, std::string>(text.substr(0, colon), std::move(value));
 }
 
+std::vector<std::string> LoadSpec::input_files() const {
+  std::vector<std::string> files;
+  for (const std::string* f : {&body_file, &cacert, &cert, &key}) {
+    if (!f->empty()) files.push_back(*f);
+  }
+  if (!mix.empty()) {
+    if (auto parsed = parse_mix(mix)) {
+      for (const MixText& e : parsed->entries) {
+        if (!e.body_file.empty()) files.push_back(e.body_file);
+      }
+    }
+  }
+  return files;
+}
+
 bool LoadSpec::open_loop() const {
   if (rate_given || !stages.empty()) return true;
   if (mix.empty()) return false;

@@ -78,6 +78,9 @@ struct LoadSpec {
   int per_connection() const { return h2 || h2c ? streams : pipeline; }
   // A rate, stages, or a mix whose weights are rates: the load is open loop.
   bool open_loop() const;
+  // The files this load reads: the body file, the mix's @bodies, the TLS certificates and key
+  // (as typed; a mix that does not parse adds none). No result file may replace one of them.
+  std::vector<std::string> input_files() const;
   // Everything into options, checked (LoadOptions::validate). Defaults that are behaviour: a
   // request count without a duration runs up to 10 minutes; with stages the warm-up is 0 unless
   // given; with a rate and no connections given, the pool's cap is left to the engine's default

@@ -15,6 +15,7 @@ Status Distributed::join(const engine::LoadSpec& load, const OutputPaths& output
   if (!group) return group.status();
   group_ = std::move(group).value();
   outputs_ = outputs;
+  outputs_.inputs = load.input_files();
   if (!group_) {
     if (outputs.json_parts.empty()) return Status::success();
     return Status::invalid_argument(
@@ -38,7 +39,7 @@ Status Distributed::ready(Status local) {
     for (int r = 0; r < group_->size() && local; ++r) {
       part_paths_.push_back(fmt::format("{}.{}.json", outputs_.json_parts, r));
       FileOrStdout check;
-      local = check.open("--json-parts", part_paths_.back());
+      local = check.open("--json-parts", part_paths_.back(), outputs_.inputs);
     }
   }
   // Every rank learns of any rank's failure here, so none is left waiting for the others.
@@ -96,7 +97,7 @@ core::Result<std::optional<report::Document>> Distributed::merge(const report::D
     if (!doc) return doc.status();
     if (r < part_paths_.size()) {
       FileOrStdout file;
-      if (Status s = file.open("--json-parts", part_paths_[r]); !s) return s;
+      if (Status s = file.open("--json-parts", part_paths_[r], outputs_.inputs); !s) return s;
       if (Status s = file.write((*all)[r]); !s) return s;
     }
     if (auto* s = std::get_if<report::SweepDocument>(&*doc))

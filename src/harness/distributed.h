@@ -19,8 +19,9 @@ namespace knee::harness {
 
 class Distributed {
  public:
-  // Joins the MPI world when started by mpirun. Its checks are of the flags, the same on every
-  // rank. Errors: started by mpirun without MPI support, --part or --hlog under mpirun,
+  // Joins the MPI world when started by mpirun, and keeps `outputs` with load's input files
+  // (no result file may replace one). Its checks are of the flags, the same on every rank. Errors:
+  // started by mpirun without MPI support, --part or --hlog under mpirun,
   // --json-parts without it (kInvalidArgument), MPI failing.
   core::Status join(const engine::LoadSpec& load, const OutputPaths& outputs);
   // A rank's whole setup: its part of `plan` (take_part), `files` opened on rank 0 or alone (the

@@ -23,13 +23,13 @@ Status FileOrStdout::write(const std::string& text) {
   return Status::success();
 }
 
-Status HlogOutput::open(std::string path) {
+Status HlogOutput::open(std::string path, const std::vector<std::string>& inputs) {
   if (path == "-") {
     return Status::invalid_argument(
         "--hlog: give a file name; the log is written to it as the run goes, and stdout carries "
         "the text");
   }
-  return file_.open("--hlog", std::move(path));
+  return file_.open("--hlog", std::move(path), inputs);
 }
 
 void HlogOutput::write(const engine::IntervalRecord& record) {
@@ -70,9 +70,9 @@ Status ResultFiles::open(const OutputPaths& paths) {
       }
     }
   }
-  if (Status s = json.open("--json", paths.json); !s) return s;
-  if (Status s = html.open("--html", paths.html); !s) return s;
-  return hlog.open(paths.hlog);
+  if (Status s = json.open("--json", paths.json, paths.inputs); !s) return s;
+  if (Status s = html.open("--html", paths.html, paths.inputs); !s) return s;
+  return hlog.open(paths.hlog, paths.inputs);
 }
 
 void ResultFiles::connect(engine::PlanControl& control) {

@@ -32,6 +32,8 @@ struct OutputPaths {
   std::string html;
   std::string hlog;
   std::string json_parts;  // under mpirun, each rank's own result too: PREFIX.RANK.json
+  // Files the command reads (engine::LoadSpec::input_files): none of the outputs may be one.
+  std::vector<std::string> inputs;
   // Whether a file that keeps per-second figures is asked for (json, html, hlog).
   bool per_second() const { return !json.empty() || !html.empty() || !hlog.empty(); }
 };
@@ -61,9 +63,9 @@ class FileOrStdout {
 // the first run's measured start. The file is renamed into place by finish().
 class HlogOutput {
  public:
-  // Errors: those of core::OutputFile::open for --hlog; "-" (the log goes to a file, the text
-  // to stdout).
-  core::Status open(std::string path);
+  // Errors: those of core::OutputFile::open for --hlog (one of `inputs` among them); "-" (the
+  // log goes to a file, the text to stdout).
+  core::Status open(std::string path, const std::vector<std::string>& inputs = {});
   bool wanted() const { return file_.wanted(); }
   // The run now starting: its intervals get `tag`.
   void set_tag(std::string tag) { tag_ = std::move(tag); }
@@ -85,7 +87,8 @@ class HlogOutput {
 class ResultFiles {
  public:
   // Errors (kInvalidArgument naming both flags): two of them naming the same file, or --json
-  // and --html both "-" (one stdout); else the first that cannot be opened (FileOrStdout::open).
+  // and --html both "-" (one stdout); else the first that cannot be opened or is one of
+  // paths.inputs (FileOrStdout::open).
   core::Status open(const OutputPaths& paths);
   // Whether per-second data is needed (every one of the three charts or logs it).
   bool per_second() const { return json.wanted() || html.wanted() || hlog.wanted(); }

@@ -228,6 +228,31 @@ TEST(Honesty, AnOutputThatIsAnInputIsRefusedAndTheInputKept) {
   EXPECT_EQ(dir.names(), std::vector<std::string>{"a.json"});  // no temporary file left
 }
 
+// Regression: `knee run --body-file b.json --json b.json` replaced the body with the result, and
+// sweep's --hlog and a mix's @body did the same: a result file may not be a file the load reads.
+TEST(Honesty, AResultFileThatIsABodyTheLoadReadsIsRefusedAndTheBodyKept) {
+  ScriptedServer server(
+      [](int, int, const std::string&) { return Action::respond(testing::ok_response()); });
+  TempDir dir;
+  const std::string body = dir.file("b.json");
+  { std::ofstream(body) << "{\"a\":1}\n"; }
+  const std::vector<std::vector<std::string>> commands = {
+      {"run", server.url("/"), "-m", "POST", "--body-file", body, "--json", body},
+      {"sweep", server.url("/"), "--levels", "1", "-m", "POST", "--body-file", body, "--hlog",
+       dir.file("./b.json")},
+      {"run", server.url("/"), "--mix", "POST /x @" + body + "=1", "--html", body}};
+  for (std::vector<std::string> argv : commands) {
+    argv.insert(argv.begin(), KNEE_BINARY);
+    for (const char* a : {"-d", "0.3s", "-w", "0"}) argv.push_back(a);
+    auto r = run_process(argv);
+    EXPECT_EQ(r.exit_code, 2) << argv[1] << ": " << r.err;
+    EXPECT_TRUE(contains(r.err, "is also an input")) << r.err;
+    EXPECT_EQ(read_file(body), "{\"a\":1}\n");
+  }
+  EXPECT_TRUE(server.targets().empty()) << "refused before any request";
+  EXPECT_EQ(dir.names(), std::vector<std::string>{"b.json"});
+}
+
 // A run that cannot happen leaves an existing result as it was: outputs are written whole, to
 // a temporary name renamed into place, or not at all.
 TEST(Honesty, AFailedRunLeavesAnExistingResultFileAsItWas) {

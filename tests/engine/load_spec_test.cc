@@ -35,6 +35,20 @@ TEST(LoadSpec, DefaultsAreAClosedLoopOfTenConnectionsForTwoSeconds) {
   EXPECT_EQ(o->request.url.target, "/x");
 }
 
+TEST(LoadSpec, InputFilesAreTheBodiesAndCertificatesTheLoadReads) {
+  LoadSpec s;
+  EXPECT_TRUE(s.input_files().empty());
+  s.body_file = "b.json";
+  s.cacert = "ca.pem";
+  s.cert = "c.pem";
+  s.key = "k.pem";
+  s.mix = "GET /a=1,POST /e @e.json=2,PUT /p @p.txt=1";
+  EXPECT_EQ(s.input_files(),
+            (std::vector<std::string>{"b.json", "ca.pem", "c.pem", "k.pem", "e.json", "p.txt"}));
+  s.mix = "POST /e @e.json";  // no weight: refused later, by the mix's own check
+  EXPECT_EQ(s.input_files().size(), 4u);
+}
+
 TEST(LoadSpec, ARequestCountWithoutADurationRunsUpToTenMinutes) {
   LoadSpec s = spec();
   s.requests = 500;

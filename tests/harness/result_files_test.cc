@@ -48,6 +48,25 @@ TEST(ResultFiles, TwoFlagsNamingOneFileAreRefusedBeforeAnythingIsWritten) {
   EXPECT_FALSE(std::filesystem::exists(same));
 }
 
+// Regression: --json b.json with --body-file b.json replaced the body with the result.
+TEST(ResultFiles, AnOutputThatIsAnInputIsRefusedBeforeAnythingIsWritten) {
+  testing::TempDir dir;
+  const std::string body = dir.path() + "/body";
+  { std::ofstream(body) << "x"; }
+  for (OutputPaths p : {paths(body, "", ""), paths("", body, ""), paths("", "", body)}) {
+    p.inputs = {"other", body};
+    ResultFiles files;
+    core::Status s = files.open(p);
+    ASSERT_FALSE(s);
+    EXPECT_NE(s.message().find("is also an input"), std::string::npos) << s.message();
+  }
+  EXPECT_EQ(slurp(body), "x");
+  OutputPaths fine = paths(dir.path() + "/out.json", "", "");
+  fine.inputs = {body};
+  ResultFiles files;
+  EXPECT_TRUE(files.open(fine));
+}
+
 // Regression: --json - --html - passed open() and wrote both documents, one after the other, on
 // stdout.
 TEST(ResultFiles, OnlyOneDocumentGoesToStdout) {
