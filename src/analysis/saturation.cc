@@ -85,11 +85,15 @@ Finding check_client(const core::ClientUse& client, const SaturationThresholds& 
       f.highest.push_back("client: " + figure);
     }
   }
+  // Unknown (a result without the count) keeps the rule as it was before the count existed.
+  const double own_late = client.late_with_connection_free_share;
   if (client.open_loop && is_known(client.send_lag_p99_ns) &&
-      client.send_lag_p99_ns > t.max_send_lag_ns && !pool_bound(client, t)) {
+      client.send_lag_p99_ns > t.max_send_lag_ns && !pool_bound(client, t) &&
+      (!is_known(own_late) || own_late > t.client_late_share)) {
     const std::string lag = fmt::format(
-        "send lag p99 {} (> {}) with connections free: the client could not keep its schedule",
-        ms_text(client.send_lag_p99_ns), ms_text(t.max_send_lag_ns));
+        "send lag p99 {} (> {}) with connections free{}: the client could not keep its schedule",
+        ms_text(client.send_lag_p99_ns), ms_text(t.max_send_lag_ns),
+        is_known(own_late) ? fmt::format(" ({:.1f}% of sends)", own_late * 100) : "");
     f.crossings.push_back("client: " + lag);
     if (!f.saturated) f.detail = "client: " + lag + "; these numbers measure knee, not the server";
     f.saturated = true;

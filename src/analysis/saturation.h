@@ -25,9 +25,10 @@
 //                   unreachable_min_share (a tenth) of the phase (unreachable_since()).
 //   2. client       the busiest client worker thread demanded >= client_thread_cpu_share of a
 //                   core (90 %), or (open loop) the send lag's p99 was over max_send_lag_ns
-//                   (1 ms) while the pool was exhausted less than pool_full_share (half) of the
-//                   phase. It comes early because it invalidates the rest: the level measured
-//                   knee.
+//                   (1 ms), more than client_late_share (1 %) of the sends were that late
+//                   counted from when a connection was free for them, and the pool was
+//                   exhausted less than pool_full_share (half) of the phase. It comes early because
+//                   it invalidates the rest: the level measured knee.
 //   3. cpu          the server process used >= server_cpu_pct_per_core (90 %) of one core times
 //                   min(its threads, the CPUs it may run on: the host's, or fewer when its
 //                   affinity allows fewer), or its busiest thread >= that of one core (an
@@ -101,8 +102,12 @@ struct SaturationThresholds {
   // Share of the segments knee's connections sent that were retransmitted, above which the
   // path is lossy or congested. A few retransmits are normal on a real network; 1 % is not.
   double tcp_retrans_share = 0.01;
-  // Open loop: a send lag p99 above this is a client that did not keep its schedule.
+  // Open loop: a send lag p99 above this is a client that did not keep its schedule, when more
+  // than client_late_share of the sends were also that late with a connection free for them
+  // (ClientUse::late_with_connection_free_share, counted at engine's fixed 1 ms): lag spent
+  // waiting for the server's connections is not the client's.
   double max_send_lag_ns = 1e6;
+  double client_late_share = 0.01;
   // Open loop: share of the phase with the pool exhausted at or above which a late send is the
   // server's latency (pool), below which it is the client's.
   double pool_full_share = 0.5;

@@ -144,6 +144,9 @@ struct ClientUse {
   // Open loop: the schedule and the pool.
   bool open_loop = false;
   double send_lag_p99_ns = kUnknown;  // actual - intended send, p99
+  // Share of the measured sends more than 1 ms late with a connection free for them
+  // (RunStats::late_with_connection_free over sent), 0..1: the lateness that was the client's.
+  double late_with_connection_free_share = kUnknown;
   // Share of the measured phase in which every connection of the pool was busy or connecting
   // (exhausted: an arrival had to wait for the server), 0..1.
   double pool_full_share = kUnknown;

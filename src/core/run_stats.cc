@@ -133,6 +133,7 @@ void RunStats::merge(const RunStats& other) {
   sent_in_phase += other.sent_in_phase;
   ok_completed_in_phase += other.ok_completed_in_phase;
   late += other.late;
+  late_with_connection_free += other.late_with_connection_free;
   max_backlog += other.max_backlog;  // per-worker maxima add up: an upper bound of the total
   pool_full_ns += other.pool_full_ns;
   split_responses += other.split_responses;

@@ -182,6 +182,10 @@ struct RunStats {
   // open loop's throughput (an overloaded server completes fewer than were offered).
   uint64_t ok_completed_in_phase = 0;
   uint64_t late = 0;
+  // Open loop: of the late sends, those more than 1 ms late counted from when a connection was
+  // there for them (their intended time, or the end of the pool's exhaustion if that was later):
+  // the client's own lateness, without the wait for the server's connections.
+  uint64_t late_with_connection_free = 0;
   uint64_t max_backlog = 0;
   // Open loop: time during the measured phase in which every connection of the worker's pool
   // was busy or connecting (the pool was exhausted: arrivals had to wait for the server), ns,

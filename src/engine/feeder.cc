@@ -45,8 +45,9 @@ void ClosedLoopFeeder::stop(ConnectionPool& pool, TimePoint now) {
 
 // ---- open loop ----
 
-void OpenLoopFeeder::start(ConnectionPool& pool, TimePoint) {
+void OpenLoopFeeder::start(ConnectionPool& pool, TimePoint now) {
   slot_.assign(pool.slots(), Slot::kFree);
+  available_since_ = now;
   // Lowest slot first, so {conn} numbers grow from 0 as connections are needed.
   for (uint32_t i = pool.slots(); i-- > 0;) free_.push_back(i);
 }
@@ -88,6 +89,9 @@ void OpenLoopFeeder::dispatch(ConnectionPool& pool, TimePoint now) {
       if (slot_[i] != Slot::kIdle) continue;  // closed or reused since it was pushed
       const Due due = backlog_.front();
       backlog_.pop_front();
+      if (due.measured && now - std::max(due.intended, available_since_) > kLate) {
+        ++pool.stats().late_with_connection_free;
+      }
       set_slot(i, Slot::kBusy, now);
       pool.in_system().change(now, -1);  // leaves the backlog; the send counts it in flight
       pool.send(i, now, due.intended, due.measured);
@@ -115,6 +119,7 @@ void OpenLoopFeeder::set_slot(uint32_t i, Slot to, TimePoint now) {
   if (!full && full_since_) {
     add_full_time(now);
     full_since_.reset();
+    available_since_ = now;
   }
 }
 

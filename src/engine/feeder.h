@@ -129,6 +129,8 @@ class OpenLoopFeeder final : public Feeder {
   // backlog grow and open yet more (regression: -r 20000 over https opened 19904 connections
   // and completed nothing). Requests wait in the backlog meanwhile, their latency running.
   static constexpr size_t kMaxOpening = 16;
+  // A send this much after its intended time is late (RunStats::late).
+  static constexpr core::Nanos kLate = std::chrono::milliseconds(1);
 
   OpenLoopFeeder(const Phases& phases, ArrivalSchedule schedule)
       : phases_(phases), schedule_(std::move(schedule)) {}
@@ -165,6 +167,9 @@ class OpenLoopFeeder final : public Feeder {
   // Since when every slot has been busy or connecting (the pool exhausted); nullopt while one is
   // idle or free.
   std::optional<core::TimePoint> full_since_;
+  // When the pool last stopped being exhausted (the start before that): a request due earlier
+  // waited for the server's connections until then, the rest of its lag is the client's.
+  core::TimePoint available_since_{};
   int64_t full_ns_ = 0;  // exhausted time inside the measured phase so far
   // Moves slot i to `to` at `now`, keeping the counts and the exhausted time.
   void set_slot(uint32_t i, Slot to, core::TimePoint now);

@@ -19,7 +19,6 @@ namespace {
 
 constexpr size_t kReadBufferBytes = 64 * 1024;
 constexpr auto kConnectRetryDelay = std::chrono::milliseconds(10);
-constexpr auto kLateThreshold = std::chrono::milliseconds(1);
 // A connect still pending after this long at the end of a run is reported (loopback and LAN
 // connects take microseconds to a millisecond; a lost SYN is retransmitted after 1 s).
 constexpr auto kStalledConnect = std::chrono::milliseconds(100);
@@ -484,7 +483,7 @@ void LoadWorker::send(uint32_t l, TimePoint now, TimePoint intended, bool measur
     ++c.measured_busy;
     const core::Nanos lag = now - intended;
     stats_.send_lag_ns.record(lag.count());
-    if (lag > kLateThreshold) ++stats_.late;
+    if (lag > OpenLoopFeeder::kLate) ++stats_.late;
     if (now < config_.phases.measure_until) ++stats_.sent_in_phase;
   } else {
     ++stats_.warmup.sent;

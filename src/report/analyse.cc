@@ -286,6 +286,10 @@ core::ClientUse client_use(const core::RunResult& r) {
     if (s.send_lag_ns.count() > 0) {
       c.send_lag_p99_ns = static_cast<double>(s.send_lag_ns.value_at_percentile(99));
     }
+    if (s.sent > 0) {
+      c.late_with_connection_free_share =
+          static_cast<double>(s.late_with_connection_free) / static_cast<double>(s.sent);
+    }
     if (s.service_time_ns.count() > 0) {
       c.service_p50_ns = static_cast<double>(s.service_time_ns.value_at_percentile(50));
     }

@@ -106,6 +106,31 @@ TEST(OpenLoopFeeder, QueuesWhileNoSlotIsIdleAndCountsWhatNeverLeft) {
 
 // Regression (issue 12): a burst of arrivals opened one connection per waiting request; over
 // TLS at 20000 req/s that was 19904 handshakes at once and nothing completed.
+// Regression: a server that stalled held the pool, and the sends that waited for it made the
+// client rule say "the client could not keep its schedule with connections free".
+TEST(OpenLoopFeeder, LatenessIsTheClientsOnlyFromWhenAConnectionWasThere) {
+  const TimePoint t0{};
+  const Phases phases = phases_at(t0, 0ms, 100ms);  // 100 req/s: one every 10 ms
+  FakePool pool(phases, 1);
+  OpenLoopFeeder feeder(phases, ArrivalSchedule(Arrival::kUniform, 100, 1, 0, 1));
+  feeder.start(pool, t0);
+  feeder.tick(pool, t0);
+  feeder.on_idle(pool, 0, t0 + 100us);  // connected: the 0 ms request leaves 0.1 ms late
+  for (auto ms : {10ms, 20ms, 30ms}) feeder.tick(pool, t0 + ms);  // the server stalls
+  ASSERT_EQ(feeder.backlog(), 3u);
+  for (auto ms : {35ms, 36ms, 37ms}) feeder.on_idle(pool, 0, t0 + ms);  // and answers again
+  ASSERT_EQ(pool.sends.size(), 4u);
+  EXPECT_EQ(pool.sends[1].now - pool.sends[1].intended, 25ms) << "late, waiting for the pool";
+  EXPECT_EQ(pool.stats().late_with_connection_free, 0u);
+  feeder.on_idle(pool, 0, t0 + 38ms);  // idle from 38 ms
+  feeder.tick(pool, t0 + 43ms);        // the client wakes 3 ms after the 40 ms request was due
+  ASSERT_EQ(pool.sends.size(), 5u);
+  EXPECT_EQ(pool.stats().late_with_connection_free, 1u);
+  feeder.on_idle(pool, 0, t0 + 44ms);
+  feeder.tick(pool, t0 + 50ms + 900us);  // 0.9 ms late: not late
+  EXPECT_EQ(pool.stats().late_with_connection_free, 1u);
+}
+
 TEST(OpenLoopFeeder, OpensAtMostKMaxOpeningConnectionsAtOnce) {
   const TimePoint t0{};
   const Phases phases = phases_at(t0, 0ms, 1s);
