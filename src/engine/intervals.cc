@@ -44,17 +44,21 @@ void IntervalFolder::fold_ready(bool final) {
 void IntervalFolder::fold_next() {
   folded_.reset();
   uint64_t errors = 0;
+  double last_s = 0;
   for (std::deque<IntervalCounts>& q : pending_) {
     while (!q.empty() && q.front().index < next_) q.pop_front();  // never expected: stale
     if (q.empty() || q.front().index != next_) continue;
     for (const auto& [value, count] : q.front().counts) folded_.record(value, count);
     errors += q.front().errors;
+    last_s = std::max(last_s, q.front().last_s);
     q.pop_front();
   }
   core::LatencyInterval s;
   s.errors = static_cast<int64_t>(errors);
   s.start_s = static_cast<double>(next_) * step_s_;
-  s.length_s = std::max(0.0, std::min(step_s_, duration_s_ - s.start_s));
+  // The last interval lasts until its last response, in the grace period: its throughput is
+  // then what the server answered over that time, not a second's worth of the drain.
+  s.length_s = std::max({0.0, std::min(step_s_, duration_s_ - s.start_s), last_s - s.start_s});
   s.count = folded_.count();
   s.p50_ns = folded_.value_at_percentile(50);
   s.p99_ns = folded_.value_at_percentile(99);

@@ -31,6 +31,9 @@ struct IntervalCounts {
   size_t index = 0;  // interval number from the measured phase's start
   std::vector<std::pair<int64_t, int64_t>> counts;
   uint64_t errors = 0;  // errors of every kind the worker counted in it (RunStats::total_errors)
+  // Seconds from the measured phase's start to the last response counted in it; past the
+  // interval's end for the last one, which also holds the responses of the grace period.
+  double last_s = 0;
 };
 
 // Completed intervals on their way from one worker to the calling thread.

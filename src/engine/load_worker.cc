@@ -860,7 +860,10 @@ void LoadWorker::complete_lane(uint32_t l, TimePoint now, int code, uint64_t bod
       const int64_t latency = core::elapsed_ns(lane.intended_at, now);
       stats_.latency_ns.record(latency);
       if (endpoint != nullptr) endpoint->latency_ns.record(latency);
-      if (interval_hist_) interval_hist_->record(latency);
+      if (interval_hist_) {
+        interval_hist_->record(latency);
+        interval_last_ = now;
+      }
       stats_.service_time_ns.record(core::elapsed_ns(lane.sent_at, now));
     }
   } else {
@@ -1079,6 +1082,10 @@ void LoadWorker::flush_interval() {
       [&](int64_t lowest, int64_t, int64_t count) { out.counts.emplace_back(lowest, count); });
   const uint64_t errors = stats_.total_errors();
   out.errors = errors - interval_errors_flushed_;
+  if (interval_last_ > config_.phases.measure_from) {
+    out.last_s =
+        std::chrono::duration<double>(interval_last_ - config_.phases.measure_from).count();
+  }
   interval_errors_flushed_ = errors;
   if (config_.intervals != nullptr) config_.intervals->push(std::move(out));
   interval_hist_->reset();

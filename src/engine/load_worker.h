@@ -290,6 +290,7 @@ class LoadWorker final : public ConnectionPool, private http::H2Client::Listener
   // Interval histograms (config_.interval > 0).
   std::optional<core::Histogram> interval_hist_;
   size_t interval_index_ = 0;
+  core::TimePoint interval_last_{};       // the last response recorded into interval_hist_
   uint64_t interval_errors_flushed_ = 0;  // stats_.total_errors() at the last interval's end
   core::TimePoint interval_end_{};
 };

@@ -71,6 +71,53 @@ TEST(IntervalFolder, FoldsAnIntervalOnceEveryWorkerHasHandedItOver) {
   EXPECT_EQ(summaries[1].count, 13);
 }
 
+// Regression: the last interval holds the grace period's responses but stayed one second long,
+// so an overloaded open-loop run's drain showed as a last second at 2.5 times the server's
+// throughput. It now lasts until its last response; the others keep their length.
+TEST(IntervalFolder, TheLastIntervalLastsUntilItsLastResponse) {
+  core::Histogram h = core::Histogram::for_latency();
+  h.record(h.lowest_equivalent_value(1'000'000), 10);
+  std::vector<core::LatencyInterval> seen;
+  IntervalFolder folder(2, 1.0, 2.0, 0.0,
+                        [&](const IntervalRecord& r) { seen.push_back(r.summary); });
+  IntervalCounts first = counts_of(0, h), last = counts_of(1, h), other = counts_of(1, h);
+  first.last_s = 0.98;
+  last.last_s = 3.5;   // worker 0's last response came 1.5 s into the grace period
+  other.last_s = 2.2;  // worker 1's earlier
+  folder.add(0, {first, last});
+  folder.add(1, {counts_of(0, h), other});
+  folder.fold_ready(true);
+  ASSERT_EQ(seen.size(), 2u);
+  EXPECT_DOUBLE_EQ(seen[0].length_s, 1.0);
+  EXPECT_DOUBLE_EQ(seen[1].length_s, 2.5);
+  EXPECT_EQ(seen[1].count, 20);
+}
+
+TEST(IntervalFolder, TheGracePeriodsResponsesLengthenTheLastIntervalOfARun) {
+  // Every answer comes 50 ms after its request: of 200 req/s offered for 1 s, those of the last
+  // 50 ms are answered in the grace period.
+  testing::ScriptedServer server([](int, int, const std::string&) {
+    return testing::Action::respond(testing::ok_response(), 50ms);
+  });
+  LoadOptions o;
+  o.request.url = *http::parse_url(server.url("/"));
+  o.rate_rps = 200;
+  o.connections = 50;  // 1,000 req/s at most through 50 ms answers: every request is sent
+  o.warmup = 0ms;
+  o.duration = 1s;
+  o.timeout = 5s;
+  o.interval = 500ms;
+  auto result = run_load(o);
+  ASSERT_TRUE(result) << result.status().message();
+  ASSERT_EQ(result->intervals.size(), 2u);
+  const core::LatencyInterval& last = result->intervals.back();
+  EXPECT_GT(last.length_s, 0.5) << "the responses of the last 50 ms came after the phase";
+  EXPECT_LT(last.length_s, 1.0);
+  int64_t responses = 0;
+  for (const core::LatencyInterval& i : result->intervals) responses += i.count;
+  EXPECT_EQ(responses, static_cast<int64_t>(result->stats.ok())) << "every response in one";
+}
+
 // Regression (issue 11): a run kept every interval's histogram to the end (RSS grew 0.13 MB a
 // second at 27,000 req/s with --json). Intervals now go out as they complete, while the run is
 // still going, and the result keeps only their summaries.
