@@ -8,7 +8,8 @@ namespace knee::cli {
 void TargetFlags::add_to(CLI::App& app) {
   app.add_option("--server-pid", server_pid,
                  "The server's process id, to report its CPU, threads and memory and name the "
-                 "saturated resource");
+                 "saturated resource; a pre-fork master with one worker of its name (nginx's) is "
+                 "followed to that worker");
   app.add_flag("--stack", stack,
                "The target is the stack `knee lab up` started: follow its balancer and every "
                "replica (CPU, threads, memory, requests each answered from its /health), name "

@@ -32,7 +32,13 @@ core::Result<WatchedTarget> resolve_target(const TargetSpec& spec, const std::st
     if (!lab_state.empty()) {
       return Status::invalid_argument("--lab-state: only with --stack; add --stack");
     }
-    return WatchedTarget{probes::WatchedProcesses::server_only(server_pid), std::nullopt};
+    std::optional<int> server = server_pid;
+    if (server) {  // a pre-fork master is followed to its worker
+      auto worker = probes::working_process(probes::FsReader(), *server);
+      if (!worker) return worker.status().with_context("--server-pid");
+      server = *worker;
+    }
+    return WatchedTarget{probes::WatchedProcesses::server_only(server), std::nullopt};
   }
   if (server_pid) {
     return Status::invalid_argument(

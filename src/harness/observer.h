@@ -30,11 +30,11 @@ struct WatchedTarget {
 };
 
 // The processes `spec` names; a stack is read from STATE/stack/stack.json, STATE spec.lab_state,
-// else `state_dir`. The
-// database of a stack is left out (a process per connection: its own CPU says nothing). Errors
-// (kInvalidArgument, the flag named in the message): --server-pid of no running process; --stack
-// with
-// --server-pid; --lab-state without --stack; --stack with no stack up in the state folder.
+// else `state_dir`. The database of a stack is left out (a process per connection: its own CPU
+// says nothing). Errors (kInvalidArgument, the flag named in the message): --server-pid of no
+// running process, or of a master of several workers (probes::working_process; the master of one
+// is followed to it); --stack with --server-pid; --lab-state without --stack; --stack with no
+// stack up in the state folder.
 core::Result<WatchedTarget> resolve_target(const TargetSpec& spec, const std::string& state_dir);
 
 // Samples the host (probes/use.h) over each run's measured phase, following the target's

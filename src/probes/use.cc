@@ -1,11 +1,14 @@
 #include "probes/use.h"
 
+#include <fmt/core.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cassert>
+#include <cctype>
 #include <charconv>
 #include <cmath>
+#include <sstream>
 #include <string_view>
 #include <utility>
 
@@ -548,6 +551,34 @@ UseSnapshot take_snapshot(const FsReader& fs, const WatchedProcesses& processes,
     }
   }
   return s;
+}
+
+core::Result<int> working_process(const FsReader& fs, int pid) {
+  const std::string dir = "/proc/" + std::to_string(pid);
+  const std::optional<std::string> comm = read_file(fs, dir + "/comm");
+  if (!comm) return pid;
+  std::vector<int> same;  // children with the parent's command name
+  for (const std::string& tid : fs.list_dir(dir + "/task")) {
+    const std::optional<std::string> children = read_file(fs, dir + "/task/" + tid + "/children");
+    if (!children) continue;
+    std::istringstream in(*children);
+    for (int child = 0; in >> child;) {
+      if (read_file(fs, "/proc/" + std::to_string(child) + "/comm") == comm) {
+        same.push_back(child);
+      }
+    }
+  }
+  if (same.size() == 1) return same[0];
+  if (same.empty()) return pid;
+  std::sort(same.begin(), same.end());
+  std::string list;
+  for (int child : same) list += (list.empty() ? "" : ", ") + std::to_string(child);
+  std::string name = *comm;
+  while (!name.empty() && std::isspace(static_cast<unsigned char>(name.back()))) name.pop_back();
+  return core::Status::invalid_argument(
+      fmt::format("{} is the master of {} {} processes ({}): give the one under test, e.g. "
+                  "--server-pid {}; knee follows one process",
+                  pid, same.size(), name, list, same[0]));
 }
 
 core::ResourceUse use_between(const UseSnapshot& a, const UseSnapshot& b) {

@@ -163,6 +163,15 @@ inline UseSnapshot take_snapshot(const FsReader& fs, std::optional<int> server_p
   return take_snapshot(fs, WatchedProcesses::server_only(server_pid), now);
 }
 
+// The process that does the work of the server at `pid`: `pid` itself, or its only child when
+// that child has the same command name (/proc/PID/comm): a pre-fork server's master hands the
+// work to its worker (nginx, a gunicorn or php-fpm master), and following the master would
+// measure a process that idles. Children are those of every thread (/proc/PID/task/*/children).
+// Errors: kInvalidArgument when `pid` has several children of its name (knee follows one
+// process), the message naming them ("1230 is the master of 4 nginx processes (1231, 1232,
+// 1233, 1234): give the one under test").
+core::Result<int> working_process(const FsReader& fs, int pid);
+
 // The figures of the interval from `a` to `b` (b taken after a), as one interval of a
 // core::ResourceUse: rates per second of b.at - a.at, max fields equal to the figure itself,
 // gauges (threads, RSS, MemAvailable) as read in b. Disks and interfaces present in both

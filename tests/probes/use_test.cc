@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <optional>
 #include <string>
 #include <vector>
@@ -525,6 +527,57 @@ TEST(CpusInList, CountsSingleCpusAndRanges) {
   EXPECT_EQ(cpus_in_list("Cpus_allowed:\tff\n", "Cpus_allowed_list"), std::nullopt);
   EXPECT_EQ(cpus_in_list("Cpus_allowed_list:\t3-1\n", "Cpus_allowed_list"), std::nullopt);
   EXPECT_EQ(cpus_in_list("Cpus_allowed_list:\tx\n", "Cpus_allowed_list"), std::nullopt);
+}
+
+// A fake /proc with the given files (path under the root -> content).
+class FakeProc {
+ public:
+  FakeProc() {
+    char tmpl[] = "/tmp/knee-proc-XXXXXX";
+    root_ = ::mkdtemp(tmpl);
+  }
+  ~FakeProc() { std::filesystem::remove_all(root_); }
+  void write(const std::string& path, const std::string& text) const {
+    std::filesystem::create_directories(std::filesystem::path(root_ + path).parent_path());
+    std::ofstream(root_ + path) << text;
+  }
+  FsReader fs() const { return FsReader(root_); }
+
+ private:
+  std::string root_;
+};
+
+// Regression: --server-pid $(pgrep -o nginx), the hint knee itself gave, named nginx's master,
+// which idles while its worker serves: server CPU 0 % and the verdict none.
+TEST(WorkingProcess, AMasterWithOneWorkerOfItsNameIsFollowedToIt) {
+  FakeProc proc;
+  proc.write("/proc/100/comm", "nginx\n");
+  proc.write("/proc/100/task/100/children", "101 ");
+  proc.write("/proc/101/comm", "nginx\n");
+  auto w = working_process(proc.fs(), 100);
+  ASSERT_TRUE(w) << w.status().message();
+  EXPECT_EQ(*w, 101);
+  // A process with no children, or whose only child is something else (a shell's command, a
+  // helper), is followed itself.
+  EXPECT_EQ(*working_process(proc.fs(), 101), 101);
+  proc.write("/proc/200/comm", "sh\n");
+  proc.write("/proc/200/task/200/children", "201");
+  proc.write("/proc/201/comm", "python3\n");
+  EXPECT_EQ(*working_process(proc.fs(), 200), 200);
+  EXPECT_EQ(*working_process(proc.fs(), 999), 999) << "unreadable: as given";
+}
+
+TEST(WorkingProcess, AMasterOfSeveralWorkersIsRefusedNamingThem) {
+  FakeProc proc;
+  proc.write("/proc/100/comm", "nginx\n");
+  proc.write("/proc/100/task/100/children", "103 101");
+  proc.write("/proc/100/task/102/children", "104\n");  // forked by another thread
+  for (int pid : {101, 103, 104}) proc.write("/proc/" + std::to_string(pid) + "/comm", "nginx\n");
+  auto w = working_process(proc.fs(), 100);
+  ASSERT_FALSE(w);
+  EXPECT_EQ(w.status().message(),
+            "100 is the master of 3 nginx processes (101, 103, 104): give the one under test, "
+            "e.g. --server-pid 101; knee follows one process");
 }
 
 }  // namespace
