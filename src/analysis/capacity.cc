@@ -1,5 +1,7 @@
 #include "analysis/capacity.h"
 
+#include <fmt/core.h>
+
 #include <algorithm>
 #include <cmath>
 #include <sstream>
@@ -59,6 +61,17 @@ const char* phase_name(CapacityPhase phase) {
       return "confirm";
   }
   return "?";
+}
+
+core::Status check_capacity_slo(const Threshold& slo) {
+  if (slo.op == ThresholdOp::kLess || slo.op == ThresholdOp::kLessEqual) {
+    return core::Status::success();
+  }
+  return core::Status::invalid_argument(fmt::format(
+      "'{}' is a lower bound, which cannot hold at the low rate the search starts from; give "
+      "upper bounds such as 'p99<50ms' or 'errors<1%' (the rate capacity finds is the "
+      "throughput that keeps them)",
+      slo.text));
 }
 
 CapacityRepeat judge_capacity_repeat(const std::vector<Threshold>& slos, double rate_rps,

@@ -92,6 +92,11 @@ struct CapacityResult {
   std::vector<CapacityStep> steps;  // in the order measured
 };
 
+// Ok when `slo` is an upper bound (< or <=): the search assumes an objective that holds at a low
+// rate and breaks as the rate grows. A lower bound ('rps>=1000', 'p50>1ms') fails at the start
+// rate and would read as "no capacity". Errors: kInvalidArgument quoting the objective.
+core::Status check_capacity_slo(const Threshold& slo);
+
 // Measures one repeat at `rate_rps` (`repeat` counts from 0). An error aborts the search.
 using CapacityMeasure =
     std::function<core::Result<CapacityMeasurement>(double rate_rps, int repeat)>;

@@ -57,6 +57,9 @@ class CapacityCommand final : public Subcommand {
     for (const std::string& text : slo_texts_) {
       auto t = analysis::parse_threshold(text);
       if (!t) return report_failure(t.status().with_context("--slo"));
+      if (Status s = analysis::check_capacity_slo(*t); !s) {
+        return report_failure(s.with_context("--slo"));
+      }
       copts.slos.push_back(std::move(t).value());
     }
     if (!(start_rate_ > 0) || !std::isfinite(start_rate_)) {

@@ -33,6 +33,19 @@ CapacityMeasure system_with_bound(double bound, int* calls = nullptr) {
   };
 }
 
+// Regression: 'rps>=1000' was accepted, failed at the start rate, and the advice was a lower
+// --start-rate, which only fails more.
+TEST(Capacity, OnlyUpperBoundsAreObjectivesTheSearchCanUse) {
+  for (const char* good : {"p99<50ms", "p50<=2ms", "errors<1%", "rps<=5000"}) {
+    EXPECT_TRUE(check_capacity_slo(*parse_threshold(good))) << good;
+  }
+  for (const char* bad : {"rps>=1000", "p50>1ms"}) {
+    const core::Status s = check_capacity_slo(*parse_threshold(bad));
+    ASSERT_FALSE(s) << bad;
+    EXPECT_NE(s.message().find("is a lower bound"), std::string::npos) << s.message();
+  }
+}
+
 TEST(Capacity, FindsTheKnownBoundWithinPrecision) {
   CapacityOptions o = options_for("p99<50ms");
   int calls = 0;
