@@ -157,8 +157,9 @@ struct DiskLadder {
 };
 
 // Appends 4 KiB blocks to a fresh file in options.dir per mode (knee-ladder-<pid>.tmp, removed
-// afterwards), timing each write (and its flush) one at a time. Errors: kInvalidArgument when
-// dir is not a directory; kIoError naming the file and the OS error when it cannot be written.
+// afterwards), timing each write (and its flush) one at a time. Errors: kInvalidArgument naming
+// --dir when dir is not a directory or no file can be created in it (/proc, read-only); kIoError
+// naming the file and the OS error when writing fails (EIO, ENOSPC, out of descriptors).
 core::Result<DiskLadder> run_disk(const FsReader& fs, const LadderOptions& options);
 
 // Loopback TCP: ids tcp_round_trip, tcp_connect_accept. Everything on 127.0.0.1 with an ephemeral

@@ -4,6 +4,7 @@
 // queue/rotational; fdatasync(2), fsync(2) and open(2) O_DSYNC for what each flush waits for.
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/types.h>
 #include <unistd.h>
@@ -200,6 +201,11 @@ Result<DiskTarget> describe_dir(const FsReader& fs, const std::string& dir) {
         fmt::format("--dir {}: {} ({})", dir, std::strerror(errno), core::errno_name(errno)));
   }
   t.path = resolved;
+  struct stat st {};
+  if (::stat(t.path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    return Status::invalid_argument(
+        fmt::format("--dir {}: not a directory; give a folder on a real disk", dir));
+  }
   struct statfs sfs {};
   if (::statfs(t.path.c_str(), &sfs) != 0) {
     return Status::invalid_argument(fmt::format("--dir {}: statfs: {} ({})", dir,
@@ -305,8 +311,14 @@ Result<DiskLadder> run_disk(const FsReader& fs, const LadderOptions& options) {
     const int fd =
         ::open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | mode.extra_flags, 0600);
     if (fd < 0) {
-      return Status::io_error(
-          fmt::format("open {}: {} ({})", file, std::strerror(errno), core::errno_name(errno)));
+      // A folder knee may not create files in (/proc, read-only, another user's) is bad input.
+      const int err = errno;
+      const std::string message = fmt::format("--dir {}: cannot create {}: {} ({})", options.dir,
+                                              file, std::strerror(err), core::errno_name(err));
+      if (err == EIO || err == ENOSPC || err == EMFILE || err == ENFILE) {
+        return Status::io_error(message);
+      }
+      return Status::invalid_argument(message + "; give a writable folder on a real disk");
     }
     int first_errno = 0;
     const char* failed = "";

@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -200,6 +201,22 @@ TEST(Ladder, MissingDirectoryIsBadInputNamingIt) {
   EXPECT_EQ(t.status().code(), core::Status::Code::kInvalidArgument);
   EXPECT_NE(t.status().message().find("/nonexistent/knee"), std::string::npos);
   EXPECT_NE(t.status().message().find("ENOENT"), std::string::npos);
+}
+
+// Regression: --dir /proc and --dir of a regular file failed only when the file was created,
+// with exit 1 and without naming --dir.
+TEST(Ladder, AFolderNoFileCanBeCreatedInIsBadInputNamingDir) {
+  const DiskDir dir;
+  const std::string file = dir.path() + "/plain";
+  { std::ofstream(file) << "x"; }
+  LadderOptions o = small_options();
+  for (const std::string& bad : {file, std::string("/proc")}) {
+    o.dir = bad;
+    core::Result<DiskLadder> disk = run_disk(FsReader(), o);
+    ASSERT_FALSE(disk) << bad;
+    EXPECT_EQ(disk.status().code(), core::Status::Code::kInvalidArgument) << bad;
+    EXPECT_TRUE(disk.status().message().starts_with("--dir " + bad)) << disk.status().message();
+  }
 }
 
 TEST(Ladder, PartitionResolvesToItsDiskThroughSysfs) {
