@@ -175,25 +175,43 @@ class ReportCommand final : public Subcommand {
   int read_logs() {
     if (Status s = check_range(); !s) return report_failure(s);
     std::vector<report::HlogInterval> all;
-    for (const std::string& file : files_) {
+    for (size_t f = 0; f < files_.size(); ++f) {
+      const std::string& file = files_[f];
       if (!has_suffix(file, ".hlog")) {
         return report_failure(Status::invalid_argument(fmt::format(
             "report: '{}' is not an .hlog file; knee report reads HdrHistogram interval logs "
             "(knee run/sweep --hlog FILE.hlog), or one or two JSON results (a.json [b.json])",
             file)));
       }
+      for (size_t g = 0; g < f; ++g) {
+        if (core::same_file(files_[g], file)) {
+          return report_failure(Status::invalid_argument(fmt::format(
+              "report: '{}' is given twice; its intervals would be counted twice", file)));
+        }
+      }
       std::ifstream in(file);
       if (!in)
         return report_failure(Status::invalid_argument("report: cannot read '" + file + "'"));
       auto intervals = report::read_hlog(in);
-      if (!intervals) return report_failure(intervals.status().with_context("report: " + file));
+      if (!intervals) {  // a log that does not parse is bad input, as a bad JSON result is
+        return report_failure(
+            Status::invalid_argument(intervals.status().with_context("report: " + file).message()));
+      }
       for (report::HlogInterval& i : *intervals) all.push_back(std::move(i));
     }
     if (Status s = check_tag(all); !s) return report_failure(s);
     std::optional<std::string_view> tag;
     if (tag_) tag = *tag_;
+    const core::Histogram merged = report::merge_intervals(all, from_s_, to_s_, tag);
+    if (merged.count() == 0) {  // zeros would read as measured latencies
+      return report_failure(Status::invalid_argument(
+          all.empty() ? "report: the logs hold no intervals (a run that ended before its first "
+                        "second writes only the header)"
+                      : fmt::format("report: none of the {} intervals has a latency value in the "
+                                    "range and tag asked for (--from, --to, --tag)",
+                                    all.size())));
+    }
     if (json_) {
-      const core::Histogram merged = report::merge_intervals(all, from_s_, to_s_, tag);
       fmt::print("{}", json_text(report::LatencyReportDocument{report::latency_summary(merged)}));
     } else {
       fmt::print("{}", report::render_hlog_summary(all, files_.size(), from_s_, to_s_, tag));

@@ -12,15 +12,14 @@
 
 namespace knee::core {
 
-namespace {
-
-// Whether `a` and `b` name the same existing file (same device and inode).
 bool same_file(const std::string& a, const std::string& b) {
   struct stat sa {};
   struct stat sb {};
   return ::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0 && sa.st_dev == sb.st_dev &&
          sa.st_ino == sb.st_ino;
 }
+
+namespace {
 
 // The process's umask, from /proc/self/status ("Umask:\t0022", Linux 4.7+): reading it with
 // umask() would change it for a moment under every other thread. 022 when unknown.

@@ -14,6 +14,10 @@
 
 namespace knee::core {
 
+// Whether `a` and `b` name the same existing file (same device and inode: through links and
+// different spellings of one path); false when either does not exist.
+bool same_file(const std::string& a, const std::string& b);
+
 // A file named by a flag, written whole or not at all: open() creates a temporary file
 // beside the path (".NAME.XXXXXX", so a bad path is found before anything is measured), the
 // write goes there, is synced to disk and renamed over the path only once it is complete. A

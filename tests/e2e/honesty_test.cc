@@ -304,5 +304,32 @@ TEST(Honesty, AnUnknownHlogTagNamesTheTagsThere) {
   EXPECT_TRUE(contains(t.err, "--tag: no interval is tagged 'c999'; the tags are c1, c2")) << t.err;
 }
 
+// Regression: a truncated log exited 1 (a corrupt JSON result exits 2), a range past the end
+// printed a row of 0.000 as if measured, and a log given twice was counted twice.
+TEST(Honesty, AnHlogThatIsCorruptEmptyOrGivenTwiceIsBadInput) {
+  ScriptedServer server(
+      [](int, int, const std::string&) { return Action::respond(testing::ok_response()); });
+  TempDir dir;
+  const std::string log = dir.file("r.hlog");
+  auto r = run_process(
+      {KNEE_BINARY, "run", server.url("/"), "-c", "1", "-d", "1.2s", "-w", "0", "--hlog", log});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string text = read_file(log);
+  const std::string cut = dir.file("cut.hlog");
+  { std::ofstream(cut) << text.substr(0, text.rfind(',')); }  // the last line loses a field
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"report", cut}, "report: " + cut + ": hlog line"},
+      {{"report", log, "--from", "1000"}, "none of the"},
+      {{"report", log, dir.file("./r.hlog")}, "is given twice"}};
+  for (const auto& [args, message] : cases) {
+    std::vector<std::string> argv = {KNEE_BINARY};
+    argv.insert(argv.end(), args.begin(), args.end());
+    auto t = run_process(argv);
+    EXPECT_EQ(t.exit_code, 2) << args.back() << ": " << t.err;
+    EXPECT_TRUE(contains(t.err, message)) << t.err;
+  }
+  EXPECT_EQ(run_process({KNEE_BINARY, "report", log}).exit_code, 0);
+}
+
 }  // namespace
 }  // namespace knee
