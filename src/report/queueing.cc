@@ -72,16 +72,18 @@ Result<std::vector<ThroughputPoint>> csv_points(const std::string& flag, const s
     const std::string first = trim(line.substr(0, comma));
     const std::string second =
         comma == std::string::npos ? std::string() : trim(line.substr(comma + 1));
-    if (!header) {
+    // The header line is optional: a first line of two numbers is already a point.
+    if (!header && !(parse_number(first) && parse_number(second))) {
       if (first != "concurrency" || second != "throughput") {
         return Status::invalid_argument(fmt::format(
-            "{}: '{}' line {}: expected the header 'concurrency,throughput' (or a knee sweep "
-            "JSON)",
+            "{}: '{}' line {}: expected the header 'concurrency,throughput' or a first point "
+            "such as '1,1000' (or a knee sweep JSON)",
             flag, path, line_no));
       }
       header = true;
       continue;
     }
+    header = true;
     std::optional<double> n = parse_number(first);
     std::optional<double> x = parse_number(second);
     if (!n || !x) {

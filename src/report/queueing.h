@@ -44,8 +44,8 @@ std::string render_little_text(const LittleDocument& d);
 
 // The (N, X) points of `text` read from `label`: a knee sweep document when it starts with '{'
 // (closed loop only: "b.json is an open-loop sweep; `model usl` needs a closed-loop sweep or a
-// CSV of concurrency,throughput"), else a CSV with the header 'concurrency,throughput'. Errors
-// name `flag`, the file and the line.
+// CSV of concurrency,throughput"), else a CSV of 'N,X' lines, the header line
+// 'concurrency,throughput' first optional. Errors name `flag`, the file and the line.
 core::Result<std::vector<analysis::ThroughputPoint>> read_points(const std::string& flag,
                                                                  const std::string& label,
                                                                  const std::string& text);

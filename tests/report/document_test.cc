@@ -249,6 +249,25 @@ TEST(Document, ModelUslRefusesAnOpenLoopSweepSayingWhatItIs) {
   EXPECT_NE(ladder.status().message().find("l.json is a latency ladder"), std::string::npos);
 }
 
+// Regression: a CSV without its header line was refused, though the help says only "a CSV of
+// concurrency,throughput".
+TEST(Document, ModelUslReadsACsvWithOrWithoutItsHeader) {
+  for (const char* csv : {"concurrency,throughput\n1,100\n2,190\n", "1,100\n\n2, 190\n"}) {
+    auto points = read_points("--points", "p.csv", csv);
+    ASSERT_TRUE(points) << points.status().message();
+    ASSERT_EQ(points->size(), 2u);
+    EXPECT_EQ(points->back().concurrency, 2);
+    EXPECT_EQ(points->back().throughput_rps, 190);
+  }
+  auto bad = read_points("--points", "p.csv", "n,x\n1,100\n");
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.status().message().find("line 1: expected the header"), std::string::npos)
+      << bad.status().message();
+  auto late = read_points("--points", "p.csv", "1,100\nconcurrency,throughput\n");
+  ASSERT_FALSE(late) << "a header after a point is not a point";
+  EXPECT_NE(late.status().message().find("line 2"), std::string::npos);
+}
+
 // Regression: mu taken from a sweep that found no knee was called "the measured upper bound"
 // although the server may never have saturated.
 TEST(Document, MuFromASweepWithoutAKneeSaysItMayBeALowerBound) {
