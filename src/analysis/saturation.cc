@@ -508,8 +508,9 @@ std::string rule_text(const SaturationThresholds& t) {
       "rule, first match wins: unreachable if connects failed from the target's last answer to "
       "the end, for at least {:g} s and {:g}% of the phase; client "
       "if the busiest client thread demands >= {:.0f}% of a core, or a paced client's send lag "
-      "p99 exceeds {} while connections were free (then the numbers measure knee, not the "
-      "server); else cpu if the server process uses >= {:g}% of a core x min(its threads, "
+      "p99 exceeds {} while connections were free, more than {:g}% of its sends that late "
+      "counted from when a connection was free for them (then the numbers measure knee, not "
+      "the server); else cpu if the server process uses >= {:g}% of a core x min(its threads, "
       "CPUs), or its busiest thread >= {:g}% of a core, or, with processes behind it "
       "(--stack), the host's CPUs are >= {:.0f}% busy and the target's processes used >= {:.0f}% "
       "of that beside knee's client (the target's CPU only: other processes are host "
@@ -519,7 +520,7 @@ std::string rule_text(const SaturationThresholds& t) {
       "of knee's own segments retransmitted; else pool if the pool was exhausted at least {:g}% "
       "of the time (the server's latency); else none: {}",
       t.unreachable_min_s, 100 * t.unreachable_min_share, t.client_thread_cpu_share * 100,
-      ms_text(t.max_send_lag_ns), t.server_cpu_pct_per_core, t.server_cpu_pct_per_core,
+      ms_text(t.max_send_lag_ns), 100 * t.client_late_share, t.server_cpu_pct_per_core, t.server_cpu_pct_per_core,
       t.cpu_busy_pct, 100 * t.stack_cpu_share, t.disk_util_pct, t.disk_queue_size,
       t.disk_await_growth, t.net_link_util_pct, t.net_drops_per_s, t.listen_overflows_per_s,
       100 * t.tcp_retrans_share, 100 * t.pool_full_share, kNoneDetail);
