@@ -321,6 +321,7 @@ Result<UslFit> fit_usl(std::span<const ThroughputPoint> points) {
     fit.peak_concurrency = n_star;
     fit.peak_throughput_rps = usl_throughput_rps(n_star, fit.sigma, fit.kappa, fit.lambda_rps);
     fit.peak_extrapolated = n_star > max_n;
+    fit.peak_before_data = n_star < sorted.front().concurrency;
   }
   fit.no_retrograde = fit.kappa == 0;
   fit.weak_fit = fit.points < kWeakBelowPoints;
@@ -333,6 +334,12 @@ Result<UslFit> fit_usl(std::span<const ThroughputPoint> points) {
         fit.points, kWeakBelowPoints));
   }
   if (fit.peak_extrapolated) fit.flags.push_back("peak extrapolated");
+  if (fit.peak_before_data) {
+    fit.flags.push_back(fmt::format(
+        "peak before the first level: throughput falls from N = {:g}, the smallest measured; N* "
+        "and X(N*) lie outside the data",
+        sorted.front().concurrency));
+  }
   if (fit.no_retrograde) fit.flags.push_back("no retrograde region");
   if (fit.no_growth) fit.flags.push_back("no growth");
   return fit;

@@ -115,6 +115,24 @@ TEST(Usl, FlagsAWeakFitAndAnExtrapolatedPeak) {
   EXPECT_EQ(fit->flags[1], "peak extrapolated");
 }
 
+// Regression: a curve that falls from its first point fitted N* = 0.2 at 242 req/s, below the
+// smallest level and above every measured throughput, with no flag.
+TEST(Usl, FlagsAPeakBeforeTheFirstLevel) {
+  const std::vector<ThroughputPoint> falling = {{1, 100}, {2, 50}, {4, 25}, {8, 12}};
+  auto fit = fit_usl(falling);
+  ASSERT_TRUE(fit) << fit.status().message();
+  ASSERT_TRUE(fit->peak_concurrency);
+  ASSERT_LT(*fit->peak_concurrency, 1);
+  EXPECT_TRUE(fit->peak_before_data);
+  bool flagged = false;
+  for (const std::string& f : fit->flags) flagged |= f.starts_with("peak before the first level");
+  EXPECT_TRUE(flagged) << testing::PrintToString(fit->flags);
+  // A peak inside the data is not flagged.
+  auto inside = fit_usl(curve({1, 2, 4, 8, 16, 32, 64, 128}, 0.03, 5e-4, 500));
+  ASSERT_TRUE(inside);
+  EXPECT_FALSE(inside->peak_before_data);
+}
+
 // Standard errors of the Cisco data of Gunther's book, checked against an independent
 // Gauss-Newton fit in (lambda, sigma, kappa) directly: se = sqrt(diag(SSE / (n - p) (J^T J)^-1))
 // = 19.95 req/s, 0.002598, 2.538e-05. The fit's lambda is the slope at the origin, not X(1).
