@@ -5,6 +5,20 @@
 
 namespace knee::cli {
 
+namespace {
+
+// A text option given empty ('--mix ""', from a shell variable that was not set) is refused, not
+// taken as the option left out (regression: the run went on with a default load).
+CLI::Validator not_empty(std::string fix) {
+  return CLI::Validator(
+      [fix = std::move(fix)](const std::string& value) {
+        return value.empty() ? "empty: " + fix : std::string();
+      },
+      "");
+}
+
+}  // namespace
+
 using core::Status;
 
 void LoadFlags::add_to(CLI::App& app, bool url_required, bool with_connections) {
@@ -57,11 +71,12 @@ void LoadFlags::add_to(CLI::App& app, bool url_required, bool with_connections) 
 
 void LoadFlags::add_mix_flags(CLI::App& app) {
   app.add_option(
-      "--mix", mix,
-      "A request mix on the URL's host: 'METHOD /target[ @BODY_FILE]=WEIGHT,...', "
-      "weights all ratios (=5) or all rates (=97.22/s: open loop at their sum unless "
-      "-r); each endpoint is reported apart. Not with -m or --body; -H applies to all; a .json "
-      "body goes with Content-Type: application/json unless -H names one");
+         "--mix", mix,
+         "A request mix on the URL's host: 'METHOD /target[ @BODY_FILE]=WEIGHT,...', "
+         "weights all ratios (=5) or all rates (=97.22/s: open loop at their sum unless "
+         "-r); each endpoint is reported apart. Not with -m or --body; -H applies to all; a .json "
+         "body goes with Content-Type: application/json unless -H names one")
+      ->check(not_empty("give at least one entry, e.g. --mix 'GET /a=3,GET /b=1'"));
   app.add_option("--shipments", shipments,
                  "{shipment} in a target or body expands to a tracking number of ids 1..COUNT "
                  "(knee lab data's --records; k, M, G allowed)")
@@ -125,7 +140,8 @@ void LoadFlags::add_rate_to(CLI::App& app) {
                  "Open loop at a changing rate, k6's stages: 'DURATION:RATE,...', each ramping "
                  "linearly from the previous rate (first from 0), e.g. '30s:100,1m:500,30s:0'; "
                  "the run lasts their sum (not with -r, -d or -n; -w defaults to 0 and is their "
-                 "first part), with a per-second timeline in the report");
+                 "first part), with a per-second timeline in the report")
+      ->check(not_empty("give at least one stage, e.g. --stages '30s:100,1m:500'"));
   app.add_option("--spin", spin,
                  "Open loop: busy-poll this long before each intended send instead of sleeping "
                  "up to it (0 to 10ms, e.g. 200us; 0 always sleeps); auto sizes the window from "

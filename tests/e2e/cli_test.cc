@@ -88,6 +88,9 @@ INSTANTIATE_TEST_SUITE_P(
         BadInput{{"run", "http://127.0.0.1:1/{con}"}, "placeholder"},
         BadInput{{"run", "http://127.0.0.1:1/", "--body-file", "/"}, "--body-file"},
         BadInput{{"run", "http://127.0.0.1:1/", "--body-file", "/nonexistent/b"}, "--body-file"},
+        // Regression: an empty --mix or --stages ran the default closed loop instead.
+        BadInput{{"run", "http://127.0.0.1:1/", "--mix", ""}, "--mix: empty"},
+        BadInput{{"run", "http://127.0.0.1:1/", "--stages", ""}, "--stages: empty"},
         BadInput{{"run", "http://127.0.0.1:1/", "-c", "100000000"}, "-c/--connections"},
         BadInput{{"sweep", "--json", "/nonexistent/dir/x.json"}, "--json"},
         BadInput{{"sweep", "http://127.0.0.1:1/", "--server-threads", "2"}, "--server-threads"},
