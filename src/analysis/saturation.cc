@@ -55,11 +55,19 @@ Finding check_unreachable(const core::ClientUse& client) {
   Finding f;
   if (!is_known(client.unreachable_since_s)) return f;
   f.saturated = true;
-  f.detail = fmt::format(
-      "target unreachable since {:.1f} s: {} connects failed after its last "
-      "answer{}",
-      client.unreachable_since_s, client.connect_failures_since,
-      client.connect_failure_cause.empty() ? "" : " (" + client.connect_failure_cause + ")");
+  const std::string cause =
+      client.connect_failure_cause.empty() ? "" : " (" + client.connect_failure_cause + ")";
+  // Since 0: no answer in the measured phase at all (regression: "failed after its last answer"
+  // of a target that never answered).
+  f.detail = client.unreachable_since_s <= 0
+                 ? fmt::format(
+                       "target unreachable for the whole measured phase: {} connects failed{} "
+                       "and it answered nothing",
+                       client.connect_failures_since, cause)
+                 : fmt::format(
+                       "target unreachable since {:.1f} s: {} connects failed after its "
+                       "last answer{}",
+                       client.unreachable_since_s, client.connect_failures_since, cause);
   f.crossings.push_back("unreachable: " + f.detail);
   return f;
 }
@@ -520,10 +528,10 @@ std::string rule_text(const SaturationThresholds& t) {
       "of knee's own segments retransmitted; else pool if the pool was exhausted at least {:g}% "
       "of the time (the server's latency); else none: {}",
       t.unreachable_min_s, 100 * t.unreachable_min_share, t.client_thread_cpu_share * 100,
-      ms_text(t.max_send_lag_ns), 100 * t.client_late_share, t.server_cpu_pct_per_core, t.server_cpu_pct_per_core,
-      t.cpu_busy_pct, 100 * t.stack_cpu_share, t.disk_util_pct, t.disk_queue_size,
-      t.disk_await_growth, t.net_link_util_pct, t.net_drops_per_s, t.listen_overflows_per_s,
-      100 * t.tcp_retrans_share, 100 * t.pool_full_share, kNoneDetail);
+      ms_text(t.max_send_lag_ns), 100 * t.client_late_share, t.server_cpu_pct_per_core,
+      t.server_cpu_pct_per_core, t.cpu_busy_pct, 100 * t.stack_cpu_share, t.disk_util_pct,
+      t.disk_queue_size, t.disk_await_growth, t.net_link_util_pct, t.net_drops_per_s,
+      t.listen_overflows_per_s, 100 * t.tcp_retrans_share, 100 * t.pool_full_share, kNoneDetail);
 }
 
 }  // namespace

@@ -523,6 +523,23 @@ analysis::ThresholdInput threshold_input(const RunFigures& r) {
   return in;
 }
 
+analysis::ThresholdInput threshold_input(const LevelFigures& level) {
+  analysis::ThresholdInput in = threshold_input(level.median);
+  if (level.runs.size() < 2) return in;
+  const LatencyRanges& l = level.ranges.latency_ns;
+  in.p50_ns = l.p50.median;
+  in.p90_ns = l.p90.median;
+  in.p99_ns = l.p99.median;
+  in.p999_ns = l.p999.median;
+  in.mean_ns = l.mean.median;
+  in.throughput_rps = level.ranges.throughput_rps.median;
+  for (const RunFigures& r : level.runs) {
+    if (r.latency_ns.count > 0)
+      in.max_ns = std::max(in.max_ns, static_cast<double>(r.latency_ns.max));
+  }
+  return in;
+}
+
 namespace {
 
 // Every repeat's exact record, tagged with the host and the part that measured it.
@@ -696,7 +713,7 @@ ThresholdCheck check_thresholds(const std::vector<analysis::Threshold>& threshol
     std::string first;
     size_t failed_levels = 0;
     for (const LevelFigures& level : levels) {
-      const analysis::ThresholdResult r = analysis::evaluate(t, threshold_input(level.median));
+      const analysis::ThresholdResult r = analysis::evaluate(t, threshold_input(level));
       if (r.passed) continue;
       if (failed_levels++ == 0) {
         first = name_levels

@@ -55,10 +55,11 @@ SweepDocument analyse_sweep(std::string target, std::string started_at, LoadPara
 // open-loop rate that was not achieved. Empty when there is nothing to say.
 std::vector<std::string> run_notes(const RunFigures& r);
 
-// --threshold checked on each level's median run (a run is one level): a threshold fails when it
-// fails at any level, and in a sweep (`name_levels`) its line names the first such level (and
-// how many others). `lines`: one "threshold <what failed>" line per failed threshold, or one
-// "thresholds: all N passed"; nothing when no threshold was given.
+// --threshold checked on each level's printed figures (threshold_input(level): with repeats, the
+// medians over them): a threshold fails when it fails at any level, and in a sweep (`name_levels`)
+// its line names the first such level (and how many others). `lines`: one "threshold <what failed>"
+// line per failed threshold, or one "thresholds: all N passed"; nothing when no threshold was
+// given.
 struct ThresholdCheck {
   bool passed = true;
   std::vector<std::string> lines;
@@ -73,5 +74,10 @@ std::vector<std::string> schedule_shortfalls(const LevelFigures& level);
 // The figures --threshold and --slo checks read (analysis/threshold.h): latency percentiles,
 // mean and max of successful responses, throughput, every error, the requests sent.
 analysis::ThresholdInput threshold_input(const RunFigures& r);
+// The same for a level, as its text prints it: with two or more repeats the latency percentiles,
+// mean and throughput are the medians over them (Ranges; the mean of the two middle runs for an
+// even count, not the lower middle run), max the largest of every run; errors and sent are the
+// median run's.
+analysis::ThresholdInput threshold_input(const LevelFigures& level);
 
 }  // namespace knee::report

@@ -402,6 +402,14 @@ TEST(NameSaturatedResource, ATargetThatStoppedAnsweringIsUnreachableFirst) {
   EXPECT_EQ(v.resource, "unreachable");
   EXPECT_EQ(v.detail,
             "target unreachable since 2.1 s: 147968 connects failed after its last answer");
+  // Regression: a target that answered nothing in the phase was said to fail "after its last
+  // answer".
+  client.unreachable_since_s = 0;
+  client.connect_failures_since = 3;
+  client.connect_failure_cause = "ECONNREFUSED";
+  EXPECT_EQ(name_saturated_resource(network_bound_host(), client).detail,
+            "target unreachable for the whole measured phase: 3 connects failed (ECONNREFUSED) "
+            "and it answered nothing");
 }
 
 TEST(NameSaturatedResource, APacedClientBehindItsScheduleWithFreeConnectionsIsClient) {

@@ -3,10 +3,15 @@
 // level held back by its pool, and repeats that disagree.
 #include "report/analyse.h"
 
+#include <fmt/core.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
+
+#include "analysis/threshold.h"
+#include "support/report_fixtures.h"
 
 namespace knee::report {
 namespace {
@@ -50,6 +55,28 @@ TEST(Analyse, ATargetThatWentAwayIsUnreachableSinceItsLastAnswer) {
 }
 
 // A restart that came back, or a refused connect near the end, is not a target gone away.
+// Regression: with --repeat the thresholds were checked on the median run, whose figures the
+// text does not print: its max below the printed max, and with an even count its throughput
+// below the printed median.
+TEST(Analyse, ThresholdsAreCheckedOnTheFiguresTheTextPrints) {
+  const LevelFigures level = testing::golden_run_report().level;
+  ASSERT_GE(level.runs.size(), 2u);
+  const analysis::ThresholdInput in = threshold_input(level);
+  EXPECT_EQ(in.p99_ns, level.ranges.latency_ns.p99.median);
+  EXPECT_EQ(in.throughput_rps, level.ranges.throughput_rps.median);
+  double largest = 0;
+  for (const RunFigures& r : level.runs)
+    largest = std::max(largest, static_cast<double>(r.latency_ns.max));
+  EXPECT_EQ(in.max_ns, largest);
+  ASSERT_GT(largest, static_cast<double>(level.median.latency_ns.max));
+  // A limit between the median run's max and the largest fails, as the printed max says.
+  const double between = (largest + static_cast<double>(level.median.latency_ns.max)) / 2;
+  auto t = analysis::parse_threshold(fmt::format("max<{}us", between / 1000));
+  ASSERT_TRUE(t) << t.status().message();
+  EXPECT_FALSE(check_thresholds({*t}, {level}, false).passed);
+  EXPECT_TRUE(analysis::evaluate(*t, threshold_input(level.median)).passed);
+}
+
 TEST(Analyse, ABriefOutageIsNotUnreachable) {
   core::RunResult r = closed_run(10, 2000);
   r.stats.last_ok_ns = 9'500'000'000;  // 0.5 s before the end: under 1 s
