@@ -176,7 +176,7 @@ class RunCommand final : public Subcommand {
   TargetFlags target_;  // --server-pid, --stack
   bool strict_ = false;
   bool timeline_ = false;                     // --timeline
-  std::vector<std::string> threshold_texts_;  // --threshold, checked on the median run
+  std::vector<std::string> threshold_texts_;  // --threshold, on the printed (median) figures
   std::vector<std::string> scenario_texts_;   // --scenario
   ProgressFlags progress_flags_;              // --quiet, --no-color
 

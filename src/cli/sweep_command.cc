@@ -202,7 +202,7 @@ class SweepCommand final : public Subcommand {
   std::string server_cpu_ = "0.2ms";
   int server_threads_ = 1;
   bool server_tls_ = false;
-  std::vector<std::string> threshold_texts_;  // --threshold, checked on every level's median run
+  std::vector<std::string> threshold_texts_;  // --threshold, on each level's printed figures
   ProgressFlags progress_flags_;              // --quiet, --no-color
   ExecSweepFlags exec_;                       // --exec: an external benchmark instead
 
