@@ -69,7 +69,7 @@ struct UslFit {
   bool weak_fit = false;  // "fit is weak: N points, fewer than 6; ...": sigma and kappa loose
   bool peak_extrapolated = false;  // "peak extrapolated": N* beyond the largest measured N
   // "peak before the first level: ...": N* below the smallest measured N (throughput falls
-  // from the start), so N* and X(N*) lie outside the data and X(N*) above every measured X.
+  // from the start), so N* and X(N*) lie outside the data: an extrapolation, not a measurement.
   bool peak_before_data = false;
   bool no_retrograde = false;  // "no retrograde region": kappa = 0
   bool no_growth = false;      // "no growth": sigma >= 1, X falls from the first level

@@ -533,11 +533,22 @@ analysis::ThresholdInput threshold_input(const LevelFigures& level) {
   in.p999_ns = l.p999.median;
   in.mean_ns = l.mean.median;
   in.throughput_rps = level.ranges.throughput_rps.median;
-  for (const RunFigures& r : level.runs) {
-    if (r.latency_ns.count > 0)
-      in.max_ns = std::max(in.max_ns, static_cast<double>(r.latency_ns.max));
-  }
+  in.max_ns = static_cast<double>(latency_extremes(level).max_ns);
   return in;
+}
+
+LatencyExtremes latency_extremes(const LevelFigures& level) {
+  LatencyExtremes e;
+  bool any = false;
+  auto fold = [&](const LatencySummary& l) {
+    if (l.count == 0) return;
+    e.min_ns = any ? std::min(e.min_ns, l.min) : l.min;
+    e.max_ns = any ? std::max(e.max_ns, l.max) : l.max;
+    any = true;
+  };
+  fold(level.median.latency_ns);
+  for (const RunFigures& r : level.runs) fold(r.latency_ns);
+  return e;
 }
 
 namespace {

@@ -80,4 +80,13 @@ analysis::ThresholdInput threshold_input(const RunFigures& r);
 // median run's.
 analysis::ThresholdInput threshold_input(const LevelFigures& level);
 
+// The fastest and slowest successful response of a level, ns, over every repeat that had one
+// (the median run's own max could lie below the median p99.9 printed beside it). Zeros when no
+// run had a successful response.
+struct LatencyExtremes {
+  int64_t min_ns = 0;
+  int64_t max_ns = 0;
+};
+LatencyExtremes latency_extremes(const LevelFigures& level);
+
 }  // namespace knee::report

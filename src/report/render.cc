@@ -452,16 +452,11 @@ std::string render_run_text(const RunDocument& doc) {
   out += fmt::format("  throughput   {} req/s\n", ranged(level.ranges.throughput_rps, k, 1, 1));
   const LatencyRanges& lr = level.ranges.latency_ns;
   if (h.count > 0) {
-    // Over every repeat: the median run's own max could lie below the median p99.9 beside it.
-    int64_t lowest = h.min, highest = h.max;
-    for (const RunFigures& run : level.runs) {
-      if (run.latency_ns.count == 0) continue;
-      lowest = std::min(lowest, run.latency_ns.min);
-      highest = std::max(highest, run.latency_ns.max);
-    }
-    out += fmt::format("  latency (ms) {}min {:.3f}  max {:.3f}{}\n",
-                       r.open ? "from intended send: " : "", ms(static_cast<double>(lowest)),
-                       ms(static_cast<double>(highest)), k > 1 ? " (of all runs)" : "");
+    const LatencyExtremes extremes = latency_extremes(level);
+    out +=
+        fmt::format("  latency (ms) {}min {:.3f}  max {:.3f}{}\n",
+                    r.open ? "from intended send: " : "", ms(static_cast<double>(extremes.min_ns)),
+                    ms(static_cast<double>(extremes.max_ns)), k > 1 ? " (of all runs)" : "");
     out += fmt::format("    mean {}  p50 {}  p90 {}\n", ranged(lr.mean, k, 1e-6, 3),
                        ranged(lr.p50, k, 1e-6, 3), ranged(lr.p90, k, 1e-6, 3));
     out += fmt::format("    p99 {}  p99.9 {}\n", ranged(lr.p99, k, 1e-6, 3),

@@ -54,7 +54,6 @@ TEST(Analyse, ATargetThatWentAwayIsUnreachableSinceItsLastAnswer) {
             "(ECONNREFUSED)");
 }
 
-// A restart that came back, or a refused connect near the end, is not a target gone away.
 // Regression: with --repeat the thresholds were checked on the median run, whose figures the
 // text does not print: its max below the printed max, and with an even count its throughput
 // below the printed median.
@@ -77,6 +76,27 @@ TEST(Analyse, ThresholdsAreCheckedOnTheFiguresTheTextPrints) {
   EXPECT_TRUE(analysis::evaluate(*t, threshold_input(level.median)).passed);
 }
 
+// The printed min and max and the max threshold read one fold over the repeats: a repeat
+// without a successful response (whose summary is all zeros) moves neither.
+TEST(Analyse, LatencyExtremesSpanTheRepeatsThatAnswered) {
+  LevelFigures level;
+  auto run = [](int64_t count, int64_t min, int64_t max) {
+    RunFigures r;
+    r.latency_ns.count = count;
+    r.latency_ns.min = min;
+    r.latency_ns.max = max;
+    return r;
+  };
+  level.median = run(10, 2000, 9000);
+  level.runs = {run(10, 3000, 12000), level.median, run(0, 0, 0)};
+  const LatencyExtremes e = latency_extremes(level);
+  EXPECT_EQ(e.min_ns, 2000);
+  EXPECT_EQ(e.max_ns, 12000);
+  EXPECT_EQ(threshold_input(level).max_ns, 12000.0);
+  EXPECT_EQ(latency_extremes(LevelFigures{}).max_ns, 0);
+}
+
+// A restart that came back, or a refused connect near the end, is not a target gone away.
 TEST(Analyse, ABriefOutageIsNotUnreachable) {
   core::RunResult r = closed_run(10, 2000);
   r.stats.last_ok_ns = 9'500'000'000;  // 0.5 s before the end: under 1 s
