@@ -297,6 +297,23 @@ std::string processes_text(const std::optional<ResourceFigures>& resources,
   return render_table(rows, {true});
 }
 
+// The followed server process (--server-pid, or the built-in server) beside the client's line:
+// its CPU (U, % of one core), its busiest thread, and its CPU per successful response (the
+// service demand D = U / X of the utilisation law, Denning and Buzen 1978; docs/models.md §7), so
+// a run says what each response cost the server, not only a sweep's footer.
+std::string server_cpu_text(const ServerFigures& s, double throughput_rps) {
+  std::string out = fmt::format("  server CPU   pid {}: {} of a core", s.pid, pct_text(s.cpu_pct));
+  if (s.threads > 1) {
+    out +=
+        fmt::format(" over {} threads, busiest {}", s.threads, pct_text(s.busiest_thread_cpu_pct));
+  }
+  if (s.cpu_pct && throughput_rps > 0) {
+    out += fmt::format("; service demand D = U / X = {} per response",
+                       core::format_duration_ns(*s.cpu_pct / 100 / throughput_rps * 1e9));
+  }
+  return out + "\n";
+}
+
 std::string load_line(const LoadParams& params) {
   if (params.mix) return fmt::format("--mix '{}' {}", *params.mix, params.url);
   return fmt::format("{} {}", params.method, params.url);
@@ -501,6 +518,9 @@ std::string render_run_text(const RunDocument& doc) {
       "asked for {:.0f}%; event loop woke {} late at p99\n",
       r.client_cpu_cores, 100 * r.client_max_thread_cpu, 100 * r.client_max_thread_cpu_demand,
       core::format_duration_ns(static_cast<double>(r.loop_lag_ns.p99)));
+  if (r.resources && r.resources->server && r.resources->backends.empty()) {
+    out += server_cpu_text(*r.resources->server, r.throughput_rps);
+  }
   if (r.client_spin_ns > 0) {
     out += fmt::format(
         "  client spin  {:.2f} s of busy-polling before sends (--spin), counted in client CPU "

@@ -5,6 +5,7 @@
 // After an intended change of the output, regenerate the files and review the diff:
 //   KNEE_UPDATE_GOLDEN=1 build/asan/report_test --gtest_filter='Golden.*'
 //   git diff tests/report/golden/
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -13,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "core/units.h"
+#include "report/analyse.h"
 #include "report/compare.h"
 #include "report/merge.h"
 #include "report/queueing.h"
@@ -100,6 +103,27 @@ void expect_golden(const std::string& name, const std::string& actual) {
 }
 
 TEST(Golden, RunText) { expect_golden("run.txt", render_run_text(testing::golden_run_report())); }
+
+// Regression (a new user's trial): with --server-pid the run's text named the server's CPU only
+// inside the verdict; it now has its own line beside the client's, with the CPU per response.
+TEST(RunText, NamesTheFollowedServersCpu) {
+  core::RunResult r = testing::synthetic_closed_run(10, 2900, 3.45, 0, 87);
+  const RunDocument d =
+      analyse_run("http://127.0.0.1:8080/", "now", {}, {r}, testing::fixed_host());
+  const std::string text = render_run_text(d);
+  const double rps = d.level.median.throughput_rps;
+  ASSERT_GT(rps, 0);
+  EXPECT_NE(
+      text.find(fmt::format(
+          "  server CPU   pid 4242: 87% of a core; service demand D = U / X = {} per response\n",
+          core::format_duration_ns(0.87 / rps * 1e9))),
+      std::string::npos)
+      << text;
+  r.use.reset();  // no server followed: no line
+  const RunDocument none =
+      analyse_run("http://127.0.0.1:8080/", "now", {}, {r}, testing::fixed_host());
+  EXPECT_EQ(render_run_text(none).find("server CPU"), std::string::npos);
+}
 
 std::string json_of(const Document& doc) { return to_json(doc).dump(2) + "\n"; }
 
