@@ -109,6 +109,39 @@ CompareLevel external_level(const ExternalLevelFigures& l) {
   return c;
 }
 
+// What differs between the two measurements besides the figures: a comparison of one server
+// before and after a change wants the same target, protocol, client and measured time; each
+// difference gets one sentence, so a comparison of two servers, or of two set-ups, says so.
+std::vector<std::string> condition_notes(const CompareSide& a, const CompareSide& b) {
+  std::vector<std::string> notes;
+  const bool external = a.kind == "external_sweep";
+  if (a.target != b.target) {
+    notes.push_back(fmt::format(
+        "a and b measured different {} ({} and {}): each row compares two {}, not one before "
+        "and after a change",
+        external ? "commands" : "targets", a.target, b.target, external ? "set-ups" : "servers"));
+  }
+  if (a.protocol != b.protocol) {
+    notes.push_back(
+        fmt::format("a used {} and b {}: the protocols' own costs are in the difference",
+                    a.protocol, b.protocol));
+  }
+  if (!external && a.threads != b.threads) {
+    notes.push_back(fmt::format(
+        "a ran {} client thread{} and b {}: where either file names the load generator as the "
+        "saturated resource, part of the difference is the client's",
+        a.threads, a.threads == 1 ? "" : "s", b.threads));
+  }
+  if (!external &&
+      std::abs(a.duration_s - b.duration_s) > 0.05 * std::max(a.duration_s, b.duration_s)) {
+    notes.push_back(fmt::format(
+        "a measured {:.2f} s per {} and b {:.2f} s: the shorter one's tail percentiles rest on "
+        "fewer responses",
+        a.duration_s, a.kind == "sweep" ? "level" : "run", b.duration_s));
+  }
+  return notes;
+}
+
 }  // namespace
 
 Result<CompareSide> compare_side(const Document& doc, const std::string& label) {
@@ -201,6 +234,7 @@ Result<ComparisonDocument> compare(const CompareSide& a, const CompareSide& b) {
   c.key = a.open ? "rate_rps" : "concurrency";
   c.a = side_figures(a);
   c.b = side_figures(b);
+  c.notes = condition_notes(a, b);
   std::map<double, const CompareLevel*> in_a;
   std::map<double, const CompareLevel*> in_b;
   for (const CompareLevel& l : a.levels) in_a.emplace(l.key, &l);
@@ -281,6 +315,8 @@ std::string render_compare_text(const ComparisonDocument& c) {
       open                           ? "arrival rate"
       : c.a.kind == "external_sweep" ? "level (the N put into {N})"
                                      : "concurrency");
+  for (const std::string& note : c.notes) out += fmt::format("  note: {}\n", note);
+  if (!c.notes.empty()) out += "\n";
   if (c.levels.empty()) {
     out += "no level is in both files\n";
   } else {

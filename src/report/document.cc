@@ -912,6 +912,7 @@ void describe(Io& io, ComparisonDocument& d) {
   io("levels", d.levels);
   io("only_in_a", d.only_in_a);
   io("only_in_b", d.only_in_b);
+  io.omit_empty("notes", d.notes);
 }
 
 template <class Io>

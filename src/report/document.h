@@ -808,6 +808,9 @@ struct ComparisonDocument {
   CompareSideFigures a, b;
   std::vector<CompareLevelFigures> levels;
   std::vector<LevelKey> only_in_a, only_in_b;
+  // How the two measurements' conditions differ (target, protocol, client threads, measured
+  // time), one plain sentence each (report::compare); empty when they match.
+  std::vector<std::string> notes;
   bool operator==(const ComparisonDocument&) const = default;
 };
 

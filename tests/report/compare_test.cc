@@ -92,6 +92,35 @@ TEST(Compare, RefusesClosedAgainstOpenLoop) {
   EXPECT_NE(c.status().message().find("open loop"), std::string::npos) << c.status().message();
 }
 
+TEST(Compare, NotesEachConditionThatDiffersAndNoneWhenTheyMatch) {
+  CompareSide a = side("a.json", {level(1, 2, {100, 90, 110}, {4e6, 3e6, 5e6})});
+  a.target = "http://127.0.0.1:8080/";
+  a.protocol = "http/1.1";
+  a.duration_s = 10;
+  CompareSide b = a;
+  b.label = "b.json";
+  auto same = compare(a, b);
+  ASSERT_TRUE(same) << same.status().message();
+  EXPECT_TRUE(same->notes.empty());
+  EXPECT_FALSE(to_json(*same).contains("notes")) << "no notes, no member";
+  EXPECT_EQ(render_compare_text(*same).find("note:"), std::string::npos);
+
+  b.target = "http://127.0.0.1:9090/";
+  b.threads = 2;
+  b.duration_s = 10.4;  // within 5 %: the same measured time
+  auto differ = compare(a, b);
+  ASSERT_TRUE(differ);
+  ASSERT_EQ(differ->notes.size(), 2u);
+  EXPECT_NE(differ->notes[0].find("http://127.0.0.1:9090/"), std::string::npos);
+  EXPECT_NE(differ->notes[1].find("1 client thread and b 2"), std::string::npos);
+  b.duration_s = 20;
+  auto longer = compare(a, b);
+  ASSERT_TRUE(longer);
+  ASSERT_EQ(longer->notes.size(), 3u);
+  EXPECT_NE(longer->notes[2].find("10.00 s per level and b 20.00 s"), std::string::npos);
+  EXPECT_NE(render_compare_text(*longer).find("  note: a measured 10.00 s"), std::string::npos);
+}
+
 TEST(CompareDocument, ReadsARunAsOneLevelWithItsRanges) {
   auto s = compare_side(testing::golden_run_report(), "run.json");
   ASSERT_TRUE(s) << s.status().message();
