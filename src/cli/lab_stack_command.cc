@@ -144,6 +144,11 @@ int LabStackCommands::run_up() {
 }
 
 int LabStackCommands::run_status() {
+  // No lab is a status, not a bad input: it says so and exits 1, as for a part that is down.
+  if (!lab::stack_recorded(dir())) {
+    fmt::print("no lab is up in {}; knee lab up starts one\n", dir());
+    return kExitRunFailed;
+  }
   auto stack = lab::read_stack(dir());
   if (!stack) return report_failure(stack.status());
   bool all = true;
@@ -179,6 +184,11 @@ int LabStackCommands::run_deploy() {
 }
 
 int LabStackCommands::run_down() {
+  // Stopping what is not running succeeds, so a clean-up script may call it unconditionally.
+  if (!lab::stack_recorded(dir())) {
+    fmt::print("lab down: no lab is up in {}; nothing to stop\n", dir());
+    return kExitOk;
+  }
   auto stack = lab::read_stack(dir());
   if (!stack) return report_failure(stack.status());
   if (Status s = lab::stack_down(*stack); !s) return report_failure(s);

@@ -622,6 +622,11 @@ Result<Stack> stack_up(const StackSpec& asked) {
   return stack;
 }
 
+bool stack_recorded(const std::string& dir) {
+  std::error_code ec;
+  return std::filesystem::exists(stack_file(dir), ec);
+}
+
 Result<Stack> read_stack(const std::string& dir) {
   std::ifstream in(stack_file(dir));
   if (!in) {

@@ -112,6 +112,9 @@ core::Result<Stack> stack_up(const StackSpec& spec);
 // knee lab up") or stack.json is not one knee wrote.
 core::Result<Stack> read_stack(const std::string& dir);
 
+// Whether a stack is recorded in `dir` (its stack.json exists), whatever state its parts are in.
+bool stack_recorded(const std::string& dir);
+
 struct PartStatus {
   StackPart part;
   bool alive = false;  // the process exists (and is not a zombie)

@@ -143,9 +143,14 @@ TEST_F(LabStack, RoundRobinSpreadsRequestsEvenlyAndDownLeavesNothing) {
   EXPECT_NE(down.out.find("4 parts stopped"), std::string::npos) << down.out;
   for (pid_t pid : pids) EXPECT_FALSE(alive(pid)) << pid;
   EXPECT_TRUE(lab_replicas().empty());
+  // Regression: with no lab up, status and down exited 2 as if their flags were wrong; status
+  // says so and exits 1 (not everything is up), down has nothing to stop and exits 0.
   auto gone = run_process({KNEE_BINARY, "lab", "status", "--state", dir_.path()});
-  EXPECT_EQ(gone.exit_code, 2);
-  EXPECT_NE(gone.err.find("no lab is up"), std::string::npos) << gone.err;
+  EXPECT_EQ(gone.exit_code, 1);
+  EXPECT_NE(gone.out.find("no lab is up"), std::string::npos) << gone.out;
+  auto again_down = run_process({KNEE_BINARY, "lab", "down", "--state", dir_.path()});
+  EXPECT_EQ(again_down.exit_code, 0) << again_down.err;
+  EXPECT_NE(again_down.out.find("nothing to stop"), std::string::npos) << again_down.out;
 }
 
 TEST_F(LabStack, StatusNoticesAKilledReplicaAndDownStillCleansUp) {
