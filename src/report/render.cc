@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -545,15 +546,24 @@ std::string render_sweep_text(const SweepDocument& doc) {
   std::string out;
   const bool open = doc.mode() == LoopMode::kOpen;
   out += sweep_heading(doc.params, doc.target, doc.levels.size(), open) + "\n";
-  // One latency unit for the table, like wrk: microseconds when every level answered within 1 ms.
+  // One latency unit for the table: microseconds when every level answered within 1 ms, else
+  // milliseconds. The decimals are enough for the smallest figure printed to keep two
+  // significant digits (up to 0.1 us): a 12 us median in a table of milliseconds prints
+  // 0.012, not 0.01. Regression: a sweep from 8 us to 3 ms printed its fast levels as 0.01.
   bool micro = true;
+  double smallest_ns = INFINITY;
   for (const LevelFigures& level : doc.levels) {
-    if (level.median.latency_ns.count > 0 && level.median.latency_ns.max >= 1'000'000)
-      micro = false;
+    if (level.median.latency_ns.count == 0) continue;
+    if (level.median.latency_ns.max >= 1'000'000) micro = false;
+    smallest_ns = std::min(smallest_ns, level.ranges.latency_ns.p50.min);
   }
   const char* unit = micro ? "us" : "ms";
   const double scale = micro ? 1e-3 : 1e-6;
-  const int decimals = micro ? 1 : 2;
+  int decimals = micro ? 1 : 2;
+  if (!micro && std::isfinite(smallest_ns) && smallest_ns > 0) {
+    const int needed = static_cast<int>(std::ceil(-std::log10(smallest_ns * scale))) + 1;
+    decimals = std::clamp(needed, decimals, 4);
+  }
   const std::string median = fmt::format("median({})", unit), p99 = fmt::format("p99({})", unit),
                     max = fmt::format("max({})", unit);
   std::vector<std::vector<std::string>> rows;

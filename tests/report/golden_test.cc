@@ -155,6 +155,21 @@ TEST(Golden, SweepText) {
   expect_golden("sweep.txt", render_sweep_text(testing::golden_sweep_report()));
 }
 
+// Regression (a new user's trial): a sweep whose slow levels put the table in milliseconds
+// printed a 12 us median as 0.01; the decimals now keep two significant digits of the smallest.
+TEST(SweepText, KeepsTwoSignificantDigitsOfTheFastestLevel) {
+  SweepDocument d = testing::golden_sweep_report();
+  ASSERT_GE(d.levels.front().median.latency_ns.count, 1u);
+  d.levels.front().ranges.latency_ns.p50 = Range{12'300, 12'100, 12'600};  // 1 repeat: median
+  const std::string text = render_sweep_text(d);
+  EXPECT_NE(text.find("median(ms)"), std::string::npos) << text;
+  EXPECT_NE(text.find(" 0.012 "), std::string::npos) << text;
+  EXPECT_NE(text.find(" 7.066 "), std::string::npos) << "one precision for the column\n" << text;
+  d.levels.front().ranges.latency_ns.p50 = Range{2'970'000, 2'970'000, 2'970'000};
+  EXPECT_EQ(render_sweep_text(d), render_sweep_text(testing::golden_sweep_report()))
+      << "medians of 1 ms and more keep two decimals";
+}
+
 TEST(Golden, SweepJson) { expect_golden("sweep.json", json_of(testing::golden_sweep_report())); }
 
 // The sweep merged from two parts (knee report merge, or rank 0 under mpirun with the clocks
