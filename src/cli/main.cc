@@ -1,12 +1,77 @@
 // knee: measures latency and throughput honestly. Parses, dispatches to a subcommand, exits.
 #include <fmt/core.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cli/app.h"
+
+namespace {
+
+// The deepest subcommand parsed (`knee lab data ...` gives lab's data), or nullptr.
+CLI::App* deepest_parsed(const std::vector<CLI::App*>& subs) {
+  for (CLI::App* s : subs) {
+    if (!s->parsed()) continue;
+    CLI::App* deepest = s;
+    for (CLI::App* sub = s; sub != nullptr;) {
+      CLI::App* next = nullptr;
+      for (CLI::App* child : sub->get_subcommands()) next = child;
+      if (next != nullptr) deepest = next;
+      sub = next;
+    }
+    return deepest;
+  }
+  return nullptr;
+}
+
+// "lab data ", "model usl ", "" for none: where the accepted options are listed.
+// Regression: `knee lab data --days 2.5` pointed to 'knee lab --help', and a missing required
+// flag of `knee model usl` to 'knee --help'.
+std::string help_path(const CLI::App* app) {
+  std::string path;
+  for (; app != nullptr && app->get_parent() != nullptr; app = app->get_parent()) {
+    path = app->get_name() + " " + path;
+  }
+  return path;
+}
+
+// CLI11's "Could not convert: --connections = 99999999999" (CLI11 2.1, CLI/Error.hpp's
+// ConversionError) as knee's own form: the flag's names, the value, what was wrong with it.
+// Any other conversion message is kept as CLI11 wrote it.
+std::string conversion_text(const CLI::App* app, const std::string& what) {
+  constexpr std::string_view kPrefix = "Could not convert: ";
+  const size_t eq = what.find(" = ");
+  if (app == nullptr || !what.starts_with(kPrefix) || eq == std::string::npos) return what;
+  const std::string name = what.substr(kPrefix.size(), eq - kPrefix.size());
+  const std::string value = what.substr(eq + 3);
+  const CLI::Option* opt = app->get_option_no_throw(name);
+  if (opt == nullptr) return what;
+  std::string flag = opt->get_name(false, true);
+  std::replace(flag.begin(), flag.end(), ',', '/');
+  const std::string type = opt->get_type_name();
+  std::string_view digits = value;
+  if (digits.starts_with('-') || digits.starts_with('+')) digits.remove_prefix(1);
+  const bool integral =
+      !digits.empty() && std::all_of(digits.begin(), digits.end(),
+                                     [](unsigned char c) { return std::isdigit(c) != 0; });
+  if (type.starts_with("INT") || type.starts_with("UINT")) {
+    if (integral) {
+      return fmt::format("{}: {} is out of range for this flag", flag, value);
+    }
+    return fmt::format("{}: '{}' is not a whole number", flag, value);
+  }
+  if (type.starts_with("FLOAT")) {
+    return fmt::format("{}: '{}' is not a number (such as 1000, 2.5 or 1e4)", flag, value);
+  }
+  return fmt::format("{}: '{}' is not a value it takes", flag, value);
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   const std::unique_ptr<knee::cli::KneeApp> knee_app = knee::cli::make_app();
@@ -29,26 +94,18 @@ int main(int argc, char** argv) {
           argv[1]);
       return knee::cli::kExitBadInput;
     }
-    fmt::print(stderr, "knee: {}\nRun 'knee --help' for the accepted options.\n", e.what());
+    fmt::print(stderr, "knee: {}\nRun 'knee {}--help' for the accepted options.\n", e.what(),
+               help_path(deepest_parsed(subs)));
+    return knee::cli::kExitBadInput;
+  } catch (const CLI::ConversionError& e) {
+    // Regression: `-c 99999999999` printed CLI11's "Could not convert: --connections = ...".
+    const CLI::App* deepest = deepest_parsed(subs);
+    fmt::print(stderr, "knee: {}\nRun 'knee {}--help' for the accepted options.\n",
+               conversion_text(deepest, e.what()), help_path(deepest));
     return knee::cli::kExitBadInput;
   } catch (const CLI::ParseError& e) {
     fmt::print(stderr, "knee: {}\nRun 'knee {}--help' for the accepted options.\n", e.what(),
-               [&]() -> std::string {
-                 // The deepest subcommand parsed: "lab data ", "model usl ".
-                 // Regression: `knee lab data --days 2.5` pointed to 'knee lab --help'.
-                 std::string path;
-                 for (CLI::App* s : subs) {
-                   if (!s->parsed()) continue;
-                   path = s->get_name() + " ";
-                   for (CLI::App* sub = s; sub != nullptr;) {
-                     CLI::App* next = nullptr;
-                     for (CLI::App* child : sub->get_subcommands()) next = child;
-                     if (next != nullptr) path += next->get_name() + " ";
-                     sub = next;
-                   }
-                 }
-                 return path;
-               }());
+               help_path(deepest_parsed(subs)));
     return knee::cli::kExitBadInput;
   }
   for (size_t i = 0; i < subs.size(); ++i) {

@@ -12,6 +12,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -66,6 +67,16 @@ class ReportCommand final : public Subcommand {
 
   int run() override {
     if (files_.front() == "merge") return merge();
+    // Regression (a new user's trial): `knee report DIR` said DIR was "not an .hlog file".
+    for (const std::string& f : files_) {
+      std::error_code ec;
+      if (std::filesystem::is_directory(f, ec)) {
+        return report_failure(Status::invalid_argument(fmt::format(
+            "report: '{}' is a folder; give the files in it (knee report {}/*.hlog, or a.json "
+            "[b.json])",
+            f, f)));
+      }
+    }
     const bool all_json = std::all_of(files_.begin(), files_.end(),
                                       [](const std::string& f) { return has_suffix(f, ".json"); });
     if (all_json && files_.size() <= 2) {

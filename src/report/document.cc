@@ -1179,9 +1179,22 @@ Result<Document> from_json(const json& in, const std::string& label) {
 }
 
 Result<Document> parse_document(std::string_view text, const std::string& label) {
-  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) {
-    return Status::invalid_argument(fmt::format("{}: not valid JSON", label));
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::exception& e) {
+    // nlohmann's what() is "[json.exception.parse_error.101] parse error at line 1, column 2:
+    // ..." or "[json.exception.out_of_range.406] number overflow parsing '1e400'": the part
+    // after the bracket says where and why. Regression: a valid document with a number beyond
+    // a double's range was called "not valid JSON", which sent the user looking for a typo.
+    std::string why = e.what();
+    if (const size_t close = why.find("] "); why.starts_with('[') && close != std::string::npos)
+      why.erase(0, close + 2);
+    if (e.id == 406) {
+      return Status::invalid_argument(fmt::format(
+          "{}: a number in it is beyond a double's range ({}); knee never writes one", label, why));
+    }
+    return Status::invalid_argument(fmt::format("{}: not valid JSON ({})", label, why));
   }
   return from_json(j, label);
 }

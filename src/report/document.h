@@ -833,7 +833,8 @@ nlohmann::json to_json(const Document& doc);
 // field ("a.json: levels[3].latency_ns.p99 is missing").
 core::Result<Document> from_json(const nlohmann::json& j, const std::string& label);
 
-// Parses `text` as JSON and reads it. Errors: as from_json, and "label: not valid JSON".
+// Parses `text` as JSON and reads it. Errors: as from_json, "label: not valid JSON (parse error
+// at line L, column C: ...)" (nlohmann's reason), and a number beyond a double's range named.
 core::Result<Document> parse_document(std::string_view text, const std::string& label);
 
 // What a document is, in words: "a closed-loop run", "an open-loop sweep", "a ladder", ...

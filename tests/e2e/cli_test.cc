@@ -80,6 +80,14 @@ INSTANTIATE_TEST_SUITE_P(
         BadInput{{"lab", "data", "--state", ""}, "--state: empty"},
         BadInput{{"lab", "billing", "--date", ""}, "--date: empty"},
         BadInput{{"lab", "data", "--days", "2.5"}, "Run 'knee lab data --help'"},
+        // Regressions (a new user's trial): CLI11's "Could not convert: --connections = ...",
+        // and a missing required flag of a nested subcommand pointing to 'knee --help'.
+        BadInput{{"run", "http://127.0.0.1:1/", "-c", "99999999999"},
+                 "-c/--connections: 99999999999 is out of range"},
+        BadInput{{"run", "http://127.0.0.1:1/", "-t", "1.5"}, "-t/--threads: '1.5' is not a whole"},
+        BadInput{{"run", "http://127.0.0.1:1/", "-r", "abc"}, "-r/--rate: 'abc' is not a number"},
+        BadInput{{"model", "usl"}, "Run 'knee model usl --help'"},
+        BadInput{{"report", "/tmp"}, "report: '/tmp' is a folder"},
         BadInput{{"lab", "data", "--records", "0"}, "--records: 0 shipments"},
         // Regressions found by a new user:
         BadInput{{"badcmd"}, "unknown command 'badcmd'"},

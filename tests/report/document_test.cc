@@ -228,7 +228,18 @@ TEST(Document, WhatCannotBeReadIsRefusedInOneLineNamingTheFile) {
   }
   auto broken = parse_document("{not json", "b.json");
   ASSERT_FALSE(broken);
-  EXPECT_EQ(broken.status().message(), "b.json: not valid JSON");
+  EXPECT_EQ(broken.status().message().rfind("b.json: not valid JSON (parse error at line 1, ", 0),
+            0u)
+      << broken.status().message();
+  // Regression (a new user's trial): valid JSON whose number overflows a double was "not valid
+  // JSON"; it now says which number.
+  auto huge = parse_document(R"({"throughput":1e400})", "h.json");
+  ASSERT_FALSE(huge);
+  EXPECT_EQ(huge.status().code(), core::Status::Code::kInvalidArgument);
+  EXPECT_NE(huge.status().message().find("h.json: a number in it is beyond a double's range"),
+            std::string::npos)
+      << huge.status().message();
+  EXPECT_NE(huge.status().message().find("'1e400'"), std::string::npos) << huge.status().message();
 }
 
 // Regression (issue 10): `model usl` fitted an open-loop sweep's pool sizes as if they were N.
