@@ -56,9 +56,12 @@ TEST(Pipeline, AServerClosingAfterItsThirdResponseLeavesTheRestFailedNotLost) {
   const core::RunStats& s = r->stats;
   const uint64_t failed = core::request_failures(s.errors);
   ASSERT_GT(s.ok(), 9u);
-  // Each connection: 3 answered, then the 3 or 4 still pipelined behind them fail.
+  // Each connection: 3 answered, then those still pipelined behind them fail. That is 1 to 4: 4
+  // are written at once, and each response frees a slot for one more, unless the client reads
+  // the 3 responses and the close in one go (a slow client: it failed so under a loaded -j2 run
+  // when the test claimed at least 3).
   EXPECT_EQ(s.errors[static_cast<size_t>(ErrorKind::kClosedBeforeResponse)], failed);
-  EXPECT_GE(failed + 3, s.ok());
+  EXPECT_GE(failed, s.ok() / 3);
   EXPECT_LE(failed, s.ok() * 4 / 3 + 4);
   EXPECT_EQ(s.ok() % 3, 0u);
   EXPECT_EQ(s.sent, s.completed + failed + s.aborted);
