@@ -17,6 +17,10 @@ namespace knee::core {
 // Whether `a` and `b` name the same existing file (same device and inode: through links and
 // different spellings of one path); false when either does not exist.
 bool same_file(const std::string& a, const std::string& b);
+// Whether `a` and `b` would name the same file once written: same_file, or the same path after
+// ".", ".." and the symbolic links of its existing part are resolved
+// (std::filesystem::weakly_canonical), so files not yet created compare too.
+bool same_path(const std::string& a, const std::string& b);
 
 // A file named by a flag, written whole or not at all: open() creates a temporary file
 // beside the path (".NAME.XXXXXX", so a bad path is found before anything is measured), the

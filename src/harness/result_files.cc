@@ -53,7 +53,9 @@ Status HlogOutput::finish() {
 }
 
 Status ResultFiles::open(const OutputPaths& paths) {
-  json_to_stdout_ = paths.json == "-";
+  // Regression (a new user's trial): --html - printed the text table before the page, so the
+  // page saved from stdout began with 14 lines of text. A document on stdout replaces the text.
+  document_to_stdout_ = paths.json == "-" || paths.html == "-";
   const std::pair<const char*, const std::string*> named[] = {
       {"--json", &paths.json}, {"--html", &paths.html}, {"--hlog", &paths.hlog}};
   if (paths.json == "-" && paths.html == "-") {
@@ -63,11 +65,16 @@ Status ResultFiles::open(const OutputPaths& paths) {
   for (size_t i = 0; i < 3; ++i) {
     for (size_t k = i + 1; k < 3; ++k) {
       const std::string& a = *named[i].second;
-      if (!a.empty() && a != "-" && a == *named[k].second) {
-        return Status::invalid_argument(
-            fmt::format("{} and {}: both name '{}'; give each its own file", named[i].first,
-                        named[k].first, a));
-      }
+      const std::string& b = *named[k].second;
+      // Regression (a new user's trial): './a.json' or a link beside 'a.json' was let through,
+      // and the second file written replaced the first.
+      if (a.empty() || a == "-" || b.empty() || b == "-" || !core::same_path(a, b)) continue;
+      return Status::invalid_argument(
+          a == b ? fmt::format("{} and {}: both name '{}'; give each its own file",
+                               named[i].first, named[k].first, a)
+                 : fmt::format("{} and {}: both name one file ('{}' and '{}'); give each its "
+                               "own file",
+                               named[i].first, named[k].first, a, b));
     }
   }
   if (Status s = json.open("--json", paths.json, paths.inputs); !s) return s;
@@ -84,7 +91,7 @@ Status ResultFiles::write(const report::Document& doc, const std::string& text) 
   if (hlog.wanted()) {
     if (Status s = hlog.finish(); !s) return s;
   }
-  if (!json_to_stdout_) fmt::print("{}", text);
+  if (!document_to_stdout_) fmt::print("{}", text);
   if (json.wanted()) {
     if (Status s = json.write(json_text(doc)); !s) return s;
   }

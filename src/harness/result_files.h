@@ -95,8 +95,8 @@ class ResultFiles {
   // Sends completed intervals to the --hlog file, when one is wanted: `control` keeps a pointer
   // to this, which must outlive the plan's run.
   void connect(engine::PlanControl& control);
-  // Commits --hlog, prints `text` on stdout unless the JSON goes there, writes the JSON and,
-  // for a run or a sweep, the HTML. Errors: the first file that could not be written.
+  // Commits --hlog, prints `text` on stdout unless the JSON or the HTML goes there, writes the
+  // JSON and, for a run or a sweep, the HTML. Errors: the first file that could not be written.
   core::Status write(const report::Document& doc, const std::string& text);
   // Removes the --json and --html temporaries (checked by open(); open again when the result is
   // ready: mpirun, where a rank's death kills rank 0 before it writes).
@@ -109,7 +109,7 @@ class ResultFiles {
   HlogOutput hlog;
 
  private:
-  bool json_to_stdout_ = false;
+  bool document_to_stdout_ = false;  // --json - or --html -: the text is not printed
 };
 
 // The document's JSON as written to --json files and stdout: 2-space indented, one newline.

@@ -48,6 +48,34 @@ TEST(ResultFiles, TwoFlagsNamingOneFileAreRefusedBeforeAnythingIsWritten) {
   EXPECT_FALSE(std::filesystem::exists(same));
 }
 
+// Regression (a new user's trial): only identical spellings were compared, so
+// --json a.json --html ./a.json, a path through "..", or a link to the other file let both
+// through and the HTML replaced the JSON.
+TEST(ResultFiles, TwoSpellingsOrALinkOfOneFileAreRefusedToo) {
+  testing::TempDir dir;
+  const std::string out = dir.path() + "/out.json";
+  const std::string target = dir.path() + "/body.json";
+  { std::ofstream(target) << "x"; }
+  const std::string link = dir.path() + "/link.json";
+  std::filesystem::create_symlink(target, link);
+  std::filesystem::create_directory(dir.path() + "/sub");
+  const std::pair<OutputPaths, const char*> clashes[] = {
+      {paths(out, dir.path() + "/./out.json", ""), "--json and --html: both name one file ("},
+      {paths(out, "", dir.path() + "/sub/../out.json"), "--json and --hlog: both name one file ("},
+      {paths("", link, target), "--html and --hlog: both name one file ("},
+  };
+  for (const auto& [clash, message] : clashes) {
+    ResultFiles files;
+    core::Status s = files.open(clash);
+    ASSERT_FALSE(s) << message;
+    EXPECT_TRUE(s.message().starts_with(message)) << s.message();
+  }
+  EXPECT_FALSE(std::filesystem::exists(out));
+  EXPECT_EQ(slurp(target), "x");
+  ResultFiles files;  // different files in one folder are fine
+  EXPECT_TRUE(files.open(paths(out, dir.path() + "/out.html", dir.path() + "/out.hlog")));
+}
+
 // Regression: --json b.json with --body-file b.json replaced the body with the result.
 TEST(ResultFiles, AnOutputThatIsAnInputIsRefusedBeforeAnythingIsWritten) {
   testing::TempDir dir;
@@ -109,6 +137,19 @@ TEST(ResultFiles, JsonOnStdoutReplacesTheText) {
   auto back = report::parse_document(out, "stdout");
   ASSERT_TRUE(back) << back.status().message();
   EXPECT_EQ(*back, doc);
+}
+
+// Regression (a new user's trial): `knee run URL --html - > r.html` saved the text table and then
+// the page; the page on stdout replaces the text as the JSON does.
+TEST(ResultFiles, HtmlOnStdoutReplacesTheText) {
+  const report::Document doc = knee::testing::golden_run_report();
+  ResultFiles files;
+  ASSERT_TRUE(files.open(paths("", "-", "")));
+  ::testing::internal::CaptureStdout();
+  ASSERT_TRUE(files.write(doc, "the text\n"));
+  const std::string out = ::testing::internal::GetCapturedStdout();
+  EXPECT_TRUE(out.starts_with("<!DOCTYPE html>")) << out.substr(0, 80);
+  EXPECT_EQ(out.find("the text"), std::string::npos);
 }
 
 TEST(HlogOutput, IsAFileNotStdout) {
