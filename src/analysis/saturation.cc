@@ -103,7 +103,8 @@ Finding check_client(const core::ClientUse& client, const SaturationThresholds& 
         ms_text(client.send_lag_p99_ns), ms_text(t.max_send_lag_ns),
         is_known(own_late) ? fmt::format(" ({:.1f}% of sends)", own_late * 100) : "");
     f.crossings.push_back("client: " + lag);
-    if (!f.saturated) f.detail = "client: " + lag + "; these numbers measure knee, not the server";
+    // The detail is printed after the resource ("client: ..."): it does not name it again.
+    if (!f.saturated) f.detail = lag + "; these numbers measure knee, not the server";
     f.saturated = true;
   }
   return f;

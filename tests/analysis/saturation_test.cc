@@ -421,8 +421,10 @@ TEST(NameSaturatedResource, APacedClientBehindItsScheduleWithFreeConnectionsIsCl
   client.late_with_connection_free_share = 0.034;
   const SaturationVerdict v = name_saturated_resource(cpu_bound_host(), client);
   EXPECT_EQ(v.resource, "client");
+  // Regression (a new user's trial): the detail began "client: ", printed after the resource as
+  // "client: client: send lag ...".
   EXPECT_EQ(v.detail,
-            "client: send lag p99 4.00 ms (> 1.00 ms) with connections free (3.4% of sends): the "
+            "send lag p99 4.00 ms (> 1.00 ms) with connections free (3.4% of sends): the "
             "client could not keep its schedule; these numbers measure knee, not the server");
   // Regression: a server that stalled now and then held the pool for 38 % of the run; the sends
   // that waited for its connections set the p99, and the client was blamed. Lag counted from
