@@ -37,8 +37,16 @@ class CapacityCommand final : public Subcommand {
         ->capture_default_str();
     app.add_option("--max-rate", max_rate_, "Highest rate tried, req/s")->capture_default_str();
     app.add_option("--precision", precision_pct_,
-                   "Stop bisecting when the bracket is within this percent of its lower bound")
-        ->capture_default_str();
+                   "Stop bisecting when the bracket is within this percent of its lower bound "
+                   "(5 or 5%)")
+        ->capture_default_str()
+        // Regression (a new user's trial): '10%', as the docs write it, was not a number.
+        ->transform(
+            [](std::string v) {
+              if (!v.empty() && v.back() == '%') v.pop_back();
+              return v;
+            },
+            "", "percent");
     app.add_option("--repeat", repeat_,
                    "Runs per step; a step passes only if every run passes (conservative)")
         ->capture_default_str()

@@ -70,6 +70,12 @@ INSTANTIATE_TEST_SUITE_P(
         BadInput{{"sweep", "http://127.0.0.1:1/", "--hlog", "/nonexistent/x.hlog"}, "--hlog"},
         BadInput{{"capacity", "http://127.0.0.1:1/", "--slo", "p99<1s", "--max-rate", "1e7"},
                  "--max-rate"},
+        // Regression (a new user's trial): '10%' was "not a number"; a % is now read as the
+        // percent it is, so 200% reaches the range check.
+        BadInput{{"capacity", "http://127.0.0.1:1/", "--slo", "p99<1s", "--precision", "200%"},
+                 "--precision: give a percentage above 0, at most 100"},
+        BadInput{{"capacity", "http://127.0.0.1:1/", "--slo", "p99<1s", "--precision", "5%%"},
+                 "--precision"},
         BadInput{{"report", "/nonexistent/sweep.json"}, "cannot read '/nonexistent/sweep.json'"},
         BadInput{{"run", "http://127.0.0.1:1/", "-r", "100", "--spin", "1s"}, "--spin"},
         BadInput{{"serve", "--wait", "soon"}, "--wait"},
