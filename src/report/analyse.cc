@@ -18,6 +18,9 @@ namespace {
 
 // An open-loop run kept its schedule when it sent this share of what it scheduled (--strict).
 constexpr double kKeptScheduleShare = 0.99;
+// A run behind its schedule whose pool was full for this share of the phase, with the client's
+// CPU to spare, is named pool-bound (a tenth: a pool full for the last stages of --stages).
+constexpr double kPoolShortfallShare = 0.1;
 // The Nagle / delayed-ACK note: at least this many split responses, and this share of the ok.
 constexpr uint64_t kSplitNoteMinResponses = 10;
 constexpr double kSplitNoteMinShare = 0.1;
@@ -177,20 +180,47 @@ bool kept_schedule(const RunFigures& r) {
          kKeptScheduleShare * static_cast<double>(r.open->scheduled);
 }
 
-// Why an open-loop level fell behind its schedule: the pool was exhausted (the server's latency,
-// analysis/saturation.h "pool"), or the client itself fell behind.
+// Why an open-loop level fell behind its schedule, from the evidence, first match wins: the
+// target stopped answering; the pool was exhausted for a tenth of the phase or more while the
+// client had CPU to spare (the server's latency, analysis/saturation.h "pool"), or for half of
+// it whatever the client did; the client's busiest thread demanded a core; else the figures
+// that rule each out. Regression (a new user's trial): everything that was not a pool full half
+// the phase was blamed on the client, at 3-7 % of a core, with the target gone or the pool full
+// in the last stages of --stages.
 std::string shortfall_cause(const RunFigures& r) {
   const OpenLoopFigures& o = *r.open;
-  if (o.pool_full_share >= analysis::SaturationThresholds{}.pool_full_share) {
+  const analysis::SaturationThresholds t{};
+  if (r.unreachable) {
+    return fmt::format(
+        "the target stopped answering {:.1f} s into the measured phase ({} connects failed "
+        "after it), so the schedule's requests had nowhere to go",
+        r.unreachable->since_s, r.unreachable->connect_failures);
+  }
+  const bool client_busy = r.client_max_thread_cpu_demand >= t.client_thread_cpu_share;
+  if (o.pool_full_share >= t.pool_full_share ||
+      (o.pool_full_share >= kPoolShortfallShare && !client_busy)) {
+    const std::string why =
+        o.service_time_ns.count > 0
+            ? fmt::format("responses took {:.2f} ms (median service time)",
+                          static_cast<double>(o.service_time_ns.p50) / 1e6)
+            : std::string("no response completed (every request failed or timed out)");
     return fmt::format(
         "the pool of {} connections was exhausted ({:.0f}% of the time every one was busy) "
-        "because responses took {:.2f} ms (median service time): the server's latency held "
-        "requests back (give more connections with -c to offer the rate anyway)",
-        r.max_connections.value_or(0), o.pool_full_share * 100,
-        static_cast<double>(o.service_time_ns.p50) / 1e6);
+        "because {}: the server's latency held requests back (give more connections with -c to "
+        "offer the rate anyway)",
+        r.max_connections.value_or(0), o.pool_full_share * 100, why);
   }
-  return "the client could not keep its schedule with connections free (it was overloaded: see "
-         "the client CPU figures; give more threads with -t)";
+  if (client_busy) {
+    return fmt::format(
+        "the client could not keep its schedule with connections free (its busiest thread "
+        "demanded {:.0f}% of a core: give more threads with -t)",
+        r.client_max_thread_cpu_demand * 100);
+  }
+  return fmt::format(
+      "neither the pool (full {:.0f}% of the time) nor the client (its busiest thread at {:.0f}% "
+      "of a core) was at its limit over the phase: see the timeline (--html, --json intervals) "
+      "for when the rate fell",
+      o.pool_full_share * 100, r.client_max_thread_cpu_demand * 100);
 }
 
 }  // namespace

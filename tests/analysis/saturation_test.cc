@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -457,6 +458,12 @@ TEST(NameSaturatedResource, APoolExhaustedBySlowResponsesIsThePoolNotTheClient) 
             "client, held requests back");
   // The server's CPU, when it is the limit, comes before the pool it exhausted.
   EXPECT_EQ(name_saturated_resource(cpu_bound_host(), client).resource, "cpu");
+  // Regression (a new user's trial): a server that answers nothing gave "responses took nan us".
+  client.service_p50_ns = std::nan("");
+  EXPECT_EQ(name_saturated_resource(quiet_host(), client).detail,
+            "pool of 8 connections exhausted because no response completed (every request "
+            "failed or timed out): every connection was busy 94% of the time, so the server's "
+            "latency, not the client, held requests back");
 }
 
 TEST(NameSaturatedResource, TrafficOnALinkOfUnknownSpeedIsNotSaturation) {

@@ -152,6 +152,55 @@ TEST(Analyse, AnOpenLoopLevelHeldBackByItsPoolSaysSo) {
   EXPECT_TRUE(any_contains(d.levels[0].notes, "the pool of 8 connections was exhausted"));
 }
 
+// Regression (a new user's trial): a run behind its schedule was blamed on the client ("give
+// more threads with -t") at 3-7 % of a core, with the target gone or the pool full for the last
+// stages only. The cause named is the one the figures show.
+TEST(Analyse, AnOpenLoopShortfallNamesTheCauseItsFiguresShow) {
+  RunFigures r;
+  r.duration_s = 4;
+  r.max_connections = 250;
+  r.client_max_thread_cpu_demand = 0.03;
+  r.open = OpenLoopFigures{};
+  r.open->target_rate_rps = 1000;
+  r.open->achieved_rate_rps = 500;
+  r.open->scheduled = 4000;
+  r.open->service_time_ns.count = 2000;
+  r.open->service_time_ns.p50 = 505'000'000;
+  r.open->pool_full_share = 0.3;  // the last stages only
+  auto note = [&] {
+    for (const std::string& n : run_notes(r)) {
+      if (n.starts_with("the achieved rate")) return n;
+    }
+    return std::string("no shortfall note");
+  };
+  EXPECT_NE(note().find("the pool of 250 connections was exhausted (30% of the time every one "
+                        "was busy) because responses took 505.00 ms"),
+            std::string::npos)
+      << note();
+  r.open->service_time_ns = LatencySummary{};  // nothing completed: no "nan" or "0.00 ms"
+  EXPECT_NE(note().find("because no response completed (every request failed or timed out)"),
+            std::string::npos)
+      << note();
+  r.client_max_thread_cpu_demand = 0.97;  // a busy client with the pool full a third of the time
+  EXPECT_NE(note().find("its busiest thread demanded 97% of a core: give more threads with -t"),
+            std::string::npos)
+      << note();
+  r.open->pool_full_share = 0.6;  // full most of the time: the pool, whatever the client did
+  EXPECT_NE(note().find("the pool of 250 connections was exhausted"), std::string::npos) << note();
+  r.open->pool_full_share = 0.02;
+  r.client_max_thread_cpu_demand = 0.07;
+  EXPECT_NE(note().find("neither the pool (full 2% of the time) nor the client (its busiest "
+                        "thread at 7% of a core)"),
+            std::string::npos)
+      << note();
+  EXPECT_EQ(note().find("-t"), std::string::npos) << note();
+  r.unreachable = UnreachableFigures{1.5, 2388};  // the server was killed
+  EXPECT_NE(note().find("the target stopped answering 1.5 s into the measured phase (2388 "
+                        "connects failed after it)"),
+            std::string::npos)
+      << note();
+}
+
 // An open-loop level at `rate` req/s for 2 s: `ok` responses completed in the phase, of
 // `latency_ms`, with the server's one thread at `server_cpu_pct` of a core.
 core::RunResult open_run(double rate, uint64_t ok, double latency_ms, double server_cpu_pct) {
