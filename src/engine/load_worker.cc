@@ -293,8 +293,6 @@ void LoadWorker::open(uint32_t l, TimePoint now) {
 
 void LoadWorker::connect(uint32_t ci, TimePoint now) {
   Connection& c = conns_[ci];
-  if (c.opened_before && now >= config_.phases.measure_from) ++stats_.reconnects;
-  c.opened_before = true;
   auto fd = net::connect_tcp(config_.address);
   if (!fd) {
     // An immediate failure (e.g. no ephemeral ports left): count it and try again shortly.
@@ -407,6 +405,11 @@ void LoadWorker::on_connected(uint32_t ci) {
     return;
   }
   ++stats_.connects.opened;
+  // A connection re-opened: counted when it is open, not per attempt. Regression (a new user's
+  // trial): against a killed server every refused attempt counted, 18027 reconnects beside 3
+  // connections opened and 2388 connects failed.
+  if (c.opened_before && now >= config_.phases.measure_from) ++stats_.reconnects;
+  c.opened_before = true;
   c.state = ConnState::kOpen;
   loop_->modify(c.transport->fd(), interest(EPOLLIN), tag(ci));
   c.write_armed = false;

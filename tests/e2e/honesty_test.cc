@@ -167,6 +167,11 @@ TEST(Honesty, ATargetThatGoesAwayIsNamedUnreachableAndTheRunExits1) {
   EXPECT_GT(j["unreachable"]["connect_failures"].get<uint64_t>(), 0u);
   ASSERT_FALSE(j["saturated"].is_null());
   EXPECT_EQ(j["saturated"]["resource"], "unreachable") << j["saturated"]["detail"];
+  // Regression (a new user's trial): every refused attempt counted as a reconnect (18027 beside
+  // 3 connections opened); a reconnect is a connection re-opened, so there are no more than the
+  // connections opened, less the first of each of the 4 slots.
+  EXPECT_LE(j["reconnects"].get<uint64_t>() + 4, j["connects"]["opened"].get<uint64_t>())
+      << r.out.substr(0, 2000);
 }
 
 // Regression: a server whose threads sleep (2 % of a core) was called cpu-bound because another
