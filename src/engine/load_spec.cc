@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 
 #include "core/files.h"
@@ -150,6 +151,14 @@ Result<LoadOptions> LoadSpec::to_options(bool with_url) const {
   auto d = duration_field("duration", requests_given && !duration_given ? "10m" : duration);
   if (!d) return d.status();
   o.duration = *d;
+  // Regression (a new user's trial): -r 0.5 -d 1s scheduled no request and passed --strict.
+  const double duration_s = std::chrono::duration<double>(o.duration).count();
+  if (rate_given && stages.empty() && !requests_given && rate * duration_s < 1) {
+    return Status::invalid_field(
+        "rate_rps", fmt::format("{:g} req/s for {:g} s schedules no request (one every {:g} s); "
+                                "give a higher -r or a -d of at least {:g} s",
+                                rate, duration_s, 1 / rate, std::ceil(1 / rate)));
+  }
   o.keepalive = !no_keepalive;
   if (requests_given) {
     if (requests < 1) {

@@ -71,6 +71,18 @@ TEST(LoadSpec, ARateOutsideWhatCanBeScheduledNamesRate) {
   }
 }
 
+// Regression (a new user's trial): -r 0.5 -d 1s scheduled nothing and passed --strict.
+TEST(LoadSpec, ARateThatSchedulesNoRequestInTheDurationNamesRate) {
+  LoadSpec s = spec();
+  s.rate = 0.5;
+  s.rate_given = true;
+  s.duration = "1s";
+  s.duration_given = true;
+  EXPECT_EQ(s.to_options().status().field(), "rate_rps");
+  s.duration = "2s";  // one request, every 2 s: enough
+  EXPECT_TRUE(s.to_options()) << s.to_options().status().message();
+}
+
 TEST(LoadSpec, ConnectionsGivenWithARateCapThePool) {
   LoadSpec s = spec();
   s.rate = 2000;
