@@ -118,11 +118,10 @@ Finding check_pool(const core::ClientUse& c, const SaturationThresholds& t) {
   }
   f.saturated = true;
   // Regression (a new user's trial): with no response completed the median was "nan us".
-  const std::string why = is_known(c.service_p50_ns)
-                              ? fmt::format("responses took {} (median service time)",
-                                            ms_text(c.service_p50_ns))
-                              : std::string("no response completed (every request failed or "
-                                            "timed out)");
+  const std::string why =
+      is_known(c.service_p50_ns)
+          ? fmt::format("responses took {} (median service time)", ms_text(c.service_p50_ns))
+          : std::string("no response completed (every request failed or timed out)");
   f.detail = fmt::format(
       "pool of {} connections exhausted because {}: every connection was busy {:.0f}% of the "
       "time, so the server's latency, not the client, held requests back",

@@ -31,11 +31,6 @@ namespace {
 using core::Result;
 using core::Status;
 
-bool has_suffix(const std::string& s, std::string_view suffix) {
-  return s.size() >= suffix.size() &&
-         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 Result<report::Document> read_document(const std::string& path) {
   auto text = read_text_file("report", path);
   if (!text) return text.status();
@@ -78,7 +73,17 @@ class ReportCommand final : public Subcommand {
       }
     }
     const bool all_json = std::all_of(files_.begin(), files_.end(),
-                                      [](const std::string& f) { return has_suffix(f, ".json"); });
+                                      [](const std::string& f) { return f.ends_with(".json"); });
+    // Regressions (a new user's trial): -o y.json wrote HTML; -o with logs said to give logs.
+    if (!html_path_.empty() &&
+        (!all_json || (html_path_ != "-" && !html_path_.ends_with(".html")))) {
+      return report_failure(Status::invalid_argument(
+          !all_json ? "-o: knee report writes HTML from JSON results only; for .hlog logs leave -o "
+                      "out (the summary prints on stdout, as JSON with --json)"
+                    : fmt::format("-o: '{}' is not an .html name; knee report -o writes HTML "
+                                  "(merge writes JSON: knee report merge a.json ... -o all.json)",
+                                  html_path_)));
+    }
     if (all_json && files_.size() <= 2) {
       std::vector<report::Document> docs;
       for (const std::string& path : files_) {
@@ -93,7 +98,7 @@ class ReportCommand final : public Subcommand {
       }
       return compare(docs[0], docs[1]);
     }
-    if (!html_path_.empty() || all_json) {
+    if (all_json) {
       return report_failure(Status::invalid_argument(
           "report: give one or two knee JSON results (a.json [b.json]), or HdrHistogram logs "
           "(.hlog)"));
@@ -139,8 +144,8 @@ class ReportCommand final : public Subcommand {
     auto merged = report::merge_documents(parts);
     if (!merged) return report_failure(merged.status().with_context("report merge"));
     if (!html_path_.empty()) {
-      auto page = has_suffix(html_path_, ".html") ? report::render_html(*merged, html_path_)
-                                                  : Result<std::string>(json_text(*merged));
+      auto page = html_path_.ends_with(".html") ? report::render_html(*merged, html_path_)
+                                                : Result<std::string>(json_text(*merged));
       if (!page) return report_failure(page.status());
       FileOrStdout out;
       if (Status s = out.open("-o", html_path_, inputs); !s) return report_failure(s);
@@ -188,7 +193,7 @@ class ReportCommand final : public Subcommand {
     std::vector<report::HlogInterval> all;
     for (size_t f = 0; f < files_.size(); ++f) {
       const std::string& file = files_[f];
-      if (!has_suffix(file, ".hlog")) {
+      if (!file.ends_with(".hlog")) {
         return report_failure(Status::invalid_argument(fmt::format(
             "report: '{}' is not an .hlog file; knee report reads HdrHistogram interval logs "
             "(knee run/sweep --hlog FILE.hlog), or one or two JSON results (a.json [b.json])",

@@ -70,8 +70,8 @@ Status ResultFiles::open(const OutputPaths& paths) {
       // and the second file written replaced the first.
       if (a.empty() || a == "-" || b.empty() || b == "-" || !core::same_path(a, b)) continue;
       return Status::invalid_argument(
-          a == b ? fmt::format("{} and {}: both name '{}'; give each its own file",
-                               named[i].first, named[k].first, a)
+          a == b ? fmt::format("{} and {}: both name '{}'; give each its own file", named[i].first,
+                               named[k].first, a)
                  : fmt::format("{} and {}: both name one file ('{}' and '{}'); give each its "
                                "own file",
                                named[i].first, named[k].first, a, b));

@@ -66,6 +66,10 @@ INSTANTIATE_TEST_SUITE_P(
         BadInput{{"run", "http://127.0.0.1:1/", "-r", "0"}, "-r/--rate"},
         BadInput{{"run", "http://127.0.0.1:1/", "-r", "1e12"}, "-r/--rate"},
         BadInput{{"run", "http://127.0.0.1:1/", "-r", "nan"}, "-r/--rate"},
+        // Regression (a new user's trial): a rate too low to schedule anything passed --strict.
+        BadInput{{"run", "http://127.0.0.1:1/", "-r", "0.5", "-d", "1s", "--strict"},
+                 "0.5 req/s for 1 s schedules no request (one every 2 s); give a higher -r or a "
+                 "-d of at least 2 s"},
         BadInput{{"run", "http://127.0.0.1:1/", "--hlog", "/nonexistent/x.hlog"}, "--hlog"},
         BadInput{{"sweep", "http://127.0.0.1:1/", "--hlog", "/nonexistent/x.hlog"}, "--hlog"},
         BadInput{{"capacity", "http://127.0.0.1:1/", "--slo", "p99<1s", "--max-rate", "1e7"},
@@ -94,6 +98,11 @@ INSTANTIATE_TEST_SUITE_P(
         BadInput{{"run", "http://127.0.0.1:1/", "-r", "abc"}, "-r/--rate: 'abc' is not a number"},
         BadInput{{"model", "usl"}, "Run 'knee model usl --help'"},
         BadInput{{"report", "/tmp"}, "report: '/tmp' is a folder"},
+        // Regressions (a new user's trial): -o y.json wrote HTML into y.json; -o with a log said
+        // to give logs.
+        BadInput{{"report", "a.json", "-o", "y.json"}, "-o: 'y.json' is not an .html name"},
+        BadInput{{"report", "x.hlog", "-o", "z.html"},
+                 "-o: knee report writes HTML from JSON results only"},
         BadInput{{"lab", "data", "--records", "0"}, "--records: 0 shipments"},
         // Regressions found by a new user:
         BadInput{{"badcmd"}, "unknown command 'badcmd'"},
