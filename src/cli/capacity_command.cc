@@ -7,6 +7,7 @@
 // 2 bad input; 130 interrupted (Ctrl-C), after printing what was measured.
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "cli/command.h"
@@ -139,10 +140,18 @@ class CapacityCommand final : public Subcommand {
     if (!doc.capacity_rps) {
       std::string slos;
       for (const std::string& t : slo_texts_) slos += (slos.empty() ? "" : " and ") + t;
+      // Regression (a new user's trial): a URL that answers 404 to every request was told to
+      // try a lower --start-rate.
+      const bool all_failed =
+          !doc.steps.empty() && !doc.steps.front().repeats.empty() &&
+          std::all_of(doc.steps.front().repeats.begin(), doc.steps.front().repeats.end(),
+                      [](const auto& r) { return r.sent > 0 && r.errors >= r.sent; });
       fmt::print(stderr,
-                 "knee: capacity: no passing rate: even the start rate {} req/s fails {} with no "
-                 "errors (try a lower --start-rate)\n",
-                 report::rate_text(start_rate_), slos);
+                 "knee: capacity: no passing rate: even the start rate {} req/s fails {}{}\n",
+                 report::rate_text(start_rate_), slos,
+                 all_failed ? "; every request there failed (see its errors: check the URL and "
+                              "the server)"
+                            : " with no errors (try a lower --start-rate)");
       return kExitRunFailed;
     }
     fmt::print(rows, "{}", report::capacity_conclusion(doc));

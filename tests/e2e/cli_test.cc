@@ -309,6 +309,25 @@ TEST(Cli, CapacityFindsARateMeetingTheSloOrSaysNoneDoes) {
   misses.insert(misses.end(), {"--slo", "p99<1ms"});  // every answer takes 5 ms
   auto none = testing::run_process(misses);
   EXPECT_EQ(none.exit_code, 1) << none.err;
+  EXPECT_NE(none.err.find("with no errors (try a lower --start-rate)"), std::string::npos)
+      << none.err;
+}
+
+// Regression (a new user's trial): a URL that answers 404 to every request was told to try a
+// lower --start-rate; the start rate's requests all failed, and the hint says to check the URL.
+TEST(Cli, CapacityWhereEveryRequestFailsPointsToTheUrlNotTheRate) {
+  testing::ScriptedServer server([](int, int, const std::string&) {
+    return testing::Action::respond(
+        "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n");
+  });
+  auto r = testing::run_process({KNEE_BINARY, "capacity", server.url("/nope"), "-d", "0.3s", "-w",
+                                 "0", "--repeat", "1", "--start-rate", "50", "--max-rate", "200",
+                                 "--slo", "p99<500ms"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("every request there failed (see its errors: check the URL"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.err.find("lower --start-rate"), std::string::npos) << r.err;
 }
 
 }  // namespace
