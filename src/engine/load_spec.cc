@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 
 #include "core/files.h"
 #include "core/units.h"
@@ -111,6 +112,16 @@ Result<LoadOptions> LoadSpec::to_options(bool with_url) const {
   }
   if (!body.empty() && !body_file.empty()) {
     return Status::invalid_argument("--body and --body-file: give one of them, not both");
+  }
+  // Regression (a new user's trial): curl's habit, --body @x.json, sent the 7 characters. A body
+  // that is '@' and the name of an existing file is refused with the flag that sends the file;
+  // any other body starting with '@' is sent as given.
+  std::error_code ec;
+  if (body.size() > 1 && body.front() == '@' &&
+      std::filesystem::is_regular_file(body.substr(1), ec)) {
+    return Status::invalid_argument(fmt::format(
+        "--body '{}' would send those characters, not the file; give --body-file {} to send it",
+        body, body.substr(1)));
   }
   o.request.body = body;
   if (!body_file.empty()) {

@@ -71,6 +71,25 @@ TEST(LoadSpec, ARateOutsideWhatCanBeScheduledNamesRate) {
   }
 }
 
+// Regression (a new user's trial): --body @x.json, curl's habit, sent "@x.json".
+TEST(LoadSpec, ABodyNamingAFileWithCurlsAtSignPointsToBodyFile) {
+  testing::TempDir dir;
+  const std::string file = dir.path() + "/x.json";
+  { std::ofstream(file) << "{}"; }
+  LoadSpec s = spec();
+  s.body = "@" + file;
+  auto o = s.to_options();
+  ASSERT_FALSE(o);
+  EXPECT_EQ(o.status().message(), "--body '@" + file +
+                                      "' would send those characters, not the file; give "
+                                      "--body-file " +
+                                      file + " to send it");
+  s.body = "@" + dir.path() + "/absent";  // no such file: a body that begins with '@'
+  auto sent = s.to_options();
+  ASSERT_TRUE(sent) << sent.status().message();
+  EXPECT_EQ(sent->request.body, "@" + dir.path() + "/absent");
+}
+
 // Regression (a new user's trial): -r 0.5 -d 1s scheduled nothing and passed --strict.
 TEST(LoadSpec, ARateThatSchedulesNoRequestInTheDurationNamesRate) {
   LoadSpec s = spec();
