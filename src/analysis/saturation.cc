@@ -205,7 +205,18 @@ Finding check_cpu(const core::ResourceUse& use, const core::ClientUse& client,
           "cpu: the server's CPU is unknown (no server process: give "
           "--server-pid); busiest CPU of this host " +
           busiest_cpu);
-      if (use.cpu_busy_pct[*busiest] >= t.cpu_busy_pct) {
+      // Regression (a new user's trial): a CPU kept busy by knee's own --spin was put down to
+      // "processes knee cannot tell apart". A client using 80 % of that CPU's busy time or more
+      // is named as the likely cause.
+      const double busy = use.cpu_busy_pct[*busiest];
+      if (busy >= t.cpu_busy_pct && is_known(client.cpu_cores) &&
+          client.cpu_cores * 100 >= 0.8 * busy) {
+        f.warnings.push_back(fmt::format(
+            "the server's CPU is unknown (no server process; give --server-pid PID): {}, about "
+            "what knee's own client used ({:.2f} cores, busy-polling included), so that CPU is "
+            "likely knee's and cpu was not named",
+            busiest_cpu, client.cpu_cores));
+      } else if (busy >= t.cpu_busy_pct) {
         f.warnings.push_back(fmt::format(
             "the server's CPU is unknown (no server process; give --server-pid PID): {}, by "
             "processes knee cannot tell apart, so cpu was not named",

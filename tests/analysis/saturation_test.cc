@@ -158,6 +158,20 @@ TEST(NameSaturatedResource, ABusyHostCpuWithoutAServerPidIsNotTheServersCpu) {
   EXPECT_EQ(v.warnings[0],
             "the server's CPU is unknown (no server process; give --server-pid PID): CPU 1 95% "
             "busy, by processes knee cannot tell apart, so cpu was not named");
+  // Regression (a new user's trial): knee's own --spin filled CPU 1 and was put down to
+  // processes knee cannot tell apart. A client using about that CPU's busy time is named.
+  core::ClientUse spinning = kQuietClient;
+  spinning.cpu_cores = 0.99;
+  const SaturationVerdict own = name_saturated_resource(u, spinning);
+  EXPECT_EQ(own.resource, "none");
+  ASSERT_EQ(own.warnings.size(), 1u);
+  EXPECT_EQ(own.warnings[0],
+            "the server's CPU is unknown (no server process; give --server-pid PID): CPU 1 95% "
+            "busy, about what knee's own client used (0.99 cores, busy-polling included), so "
+            "that CPU is likely knee's and cpu was not named");
+  spinning.cpu_cores = 0.30;  // a third of it: someone else's
+  EXPECT_NE(name_saturated_resource(u, spinning).warnings[0].find("cannot tell apart"),
+            std::string::npos);
 }
 
 // The trial of issue 11: 8 server threads that sleep 10 ms each use 2 % of a core while another
