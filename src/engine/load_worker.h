@@ -161,10 +161,10 @@ class LoadWorker final : public ConnectionPool, private http::H2Client::Listener
   struct Connection {
     std::unique_ptr<net::Transport> transport;
     ConnState state = ConnState::kFree;
-    bool write_armed = false;  // EPOLLOUT registered
+    bool write_armed = false;    // EPOLLOUT registered
     bool opened_before = false;  // this slot had an open connection before (a reconnect)
-    uint32_t generation = 0;  // bumps on every close: stale events and retry timers are ignored
-    uint32_t busy = 0;        // lanes with a request in flight
+    uint32_t generation = 0;     // bumps on every close: stale events and retry timers are ignored
+    uint32_t busy = 0;           // lanes with a request in flight
     uint32_t measured_busy = 0;
     uint64_t seq = 0;  // per-connection request counter ({seq})
     // The connection's TCP counters when it sent its first measured request; from then to its

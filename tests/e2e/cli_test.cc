@@ -317,8 +317,7 @@ TEST(Cli, CapacityFindsARateMeetingTheSloOrSaysNoneDoes) {
 // lower --start-rate; the start rate's requests all failed, and the hint says to check the URL.
 TEST(Cli, CapacityWhereEveryRequestFailsPointsToTheUrlNotTheRate) {
   testing::ScriptedServer server([](int, int, const std::string&) {
-    return testing::Action::respond(
-        "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n");
+    return testing::Action::respond("HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n");
   });
   auto r = testing::run_process({KNEE_BINARY, "capacity", server.url("/nope"), "-d", "0.3s", "-w",
                                  "0", "--repeat", "1", "--start-rate", "50", "--max-rate", "200",
