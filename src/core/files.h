@@ -19,7 +19,8 @@ namespace knee::core {
 bool same_file(const std::string& a, const std::string& b);
 // Whether `a` and `b` would name the same file once written: same_file, or the same path after
 // ".", ".." and the symbolic links of its existing part are resolved
-// (std::filesystem::weakly_canonical), so files not yet created compare too.
+// (std::filesystem::weakly_canonical), so files not yet created compare too. No errors: a path
+// that cannot be resolved (a permission denied on the way) is compared as spelled.
 bool same_path(const std::string& a, const std::string& b);
 
 // A file named by a flag, written whole or not at all: open() creates a temporary file
