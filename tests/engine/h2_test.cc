@@ -51,8 +51,11 @@ TEST(H2, TheClosedLoopKeepsConnectionsTimesStreamsInFlight) {
   EXPECT_EQ(s.connects.opened, 2u);  // the streams share their connections
   EXPECT_EQ(server.max_open_streams(), 4);
   EXPECT_EQ(r->concurrency(), 8);
-  // Little's law, measured directly: 8 requests in the system all the time.
-  EXPECT_NEAR(r->mean_in_system(), 8.0, 0.8);
+  // Little's law, measured directly: 8 requests in the system but while the connections open
+  // (streams one at a time would hold 2). The opening is part of this phase without warm-up:
+  // 7.07 under ThreadSanitizer, where it took 50 ms of the 400.
+  EXPECT_GT(r->mean_in_system(), 6.0);
+  EXPECT_LE(r->mean_in_system(), 8.0 + 1e-9);
   EXPECT_EQ(s.bytes_received_body, 2 * s.completed);  // "ok"
   expect_accounted(s);
 }

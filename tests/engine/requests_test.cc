@@ -33,6 +33,9 @@ TEST(Requests, AClosedLoopSendsExactlyTheCountAcrossThreadsAndEndsThen) {
   for (int threads : {1, 2, 4}) {
     LoadOptions o = counted(server.url(), 500);
     o.threads = threads;
+    // No warm-up: requests carried over from one would be in the system during the phase but
+    // not in its X or R, and on a slow host (ThreadSanitizer) its first answers take 50 ms.
+    o.warmup = 0ms;
     auto r = run_load(o);
     ASSERT_TRUE(r) << r.status().message();
     const core::RunStats& s = r->stats;
@@ -45,11 +48,12 @@ TEST(Requests, AClosedLoopSendsExactlyTheCountAcrossThreadsAndEndsThen) {
     EXPECT_GT(r->duration_s, 0.0);
     EXPECT_LT(r->duration_s, 10.0);
     EXPECT_NEAR(r->throughput_rps(), 500 / r->duration_s, 1e-6);
-    // Little's law holds over the phase as it was (one thread: with several, a thread that a
-    // slow host starts late keeps fewer than N in flight, as in any short run).
-    if (threads == 1) {
-      EXPECT_NEAR(r->littles_n(), 4.0, 0.6);
-    }
+    // Little's law holds over the phase as it was: X * R is the mean number in the system,
+    // measured directly, and never more than the 4 connections. Not "about 4": how long a slow
+    // host takes to answer the first requests is part of this short phase (regression: under
+    // ThreadSanitizer X * R was 2.1 against 4 +- 0.6, while the phase held 3.8 on average).
+    EXPECT_NEAR(r->littles_n(), r->mean_in_system(), 0.1 * r->mean_in_system());
+    EXPECT_LE(r->mean_in_system(), 4.0 + 1e-9);
     // The intervals end with the phase's last response: the last is as long as what was left of
     // the phase (it ended at the last send), and the few responses that came after it.
     ASSERT_FALSE(r->intervals.empty());
