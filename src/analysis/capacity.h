@@ -32,6 +32,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -59,6 +60,14 @@ struct CapacityMeasurement {
   // arrivals vary around the target, so "kept up" compares with this.
   double scheduled_rps = 0;
   bool interrupted = false;  // the run was cut short (Ctrl-C): the search stops, unjudged
+  // What limited the run as knee saw it from its own figures (saturation.h's rule without the
+  // host's: "client", "unreachable", "pool" or "none"), in that rule's words; "" when not judged
+  // (a fake in tests). It does not pass or fail a repeat: it says whose limit a failure is.
+  std::string limit;
+  std::string limit_detail;
+  // The busiest client worker thread's CPU demand over the run, 0..1 (1 = a whole core); NaN
+  // unknown.
+  double client_thread_cpu_demand = std::numeric_limits<double>::quiet_NaN();
 };
 
 // One repeat of one step, judged.

@@ -1,8 +1,9 @@
 // `knee capacity URL --slo 'p99<50ms'`: the highest open-loop rate (req/s) whose SLOs hold with no
 // errors and the client keeping up (achieved >= 99 % of the target), by the bracket-then-bisect
 // search of analysis/capacity.h, each step one or more runs at its rate (harness/capacity.h).
-// Prints one table row per step as it completes, then the answer and its bracket; --json prints
-// the whole result on stdout instead (rows then go to stderr).
+// Prints one table row per step as it completes, then the answer, its bracket and whose limit
+// bounded it; --json FILE writes the whole result (--json or --json -: on stdout instead, the rows
+// then on stderr).
 // Exit: 0 a passing rate was found; 1 even the start rate fails, or the target is unreachable;
 // 2 bad input; 130 interrupted (Ctrl-C), after printing what was measured.
 #include <fmt/core.h>
@@ -26,7 +27,9 @@ using core::Status;
 class CapacityCommand final : public Subcommand {
  public:
   void add_options(CLI::App& app) override {
-    flags_.add_to(app, /*url_required=*/true, /*with_connections=*/true);
+    app_ = &app;
+    // The URL is checked in run(): `--json URL` gives --json no file and the URL.
+    flags_.add_to(app, /*url_required=*/false, /*with_connections=*/true);
     flags_.add_arrival_to(app, "");
     app.add_option("--slo", slo_texts_,
                    "Service-level objective, repeatable, all must hold: METRIC OP VALUE like "
@@ -57,11 +60,26 @@ class CapacityCommand final : public Subcommand {
                    "steps down by --precision and is confirmed again (0: no confirmation)")
         ->capture_default_str()
         ->check(CLI::Range(0, 100));
-    app.add_flag("--json", json_, "Print the whole result as JSON on stdout");
+    app.add_option("--json", json_,
+                   "Write the whole result as JSON (fields in docs/output.md) to FILE, whole once "
+                   "the search ends; alone or with '-': to stdout instead, the table's rows then "
+                   "on stderr")
+        ->expected(0, 1)
+        ->type_name("FILE");
     add_progress_flags(app, progress_flags_);
   }
 
   int run() override {
+    if (app_->count("--json") > 0) {
+      // Regression (a new user's trial): --json took no file, as run's and sweep's do.
+      if (json_.find("://") != std::string::npos && flags_.url.empty())
+        std::swap(json_, flags_.url);
+      if (json_.empty()) json_ = "-";
+    }
+    if (flags_.url.empty()) {
+      return report_failure(Status::invalid_argument(
+          "a target is required: knee capacity URL --slo 'p99<50ms' (see knee capacity --help)"));
+    }
     analysis::CapacityOptions copts;
     for (const std::string& text : slo_texts_) {
       auto t = analysis::parse_threshold(text);
@@ -92,6 +110,10 @@ class CapacityCommand final : public Subcommand {
     flags_.rate_given = true;
     auto base = flags_.to_options();
     if (!base) return report_failure(base.status());
+    FileOrStdout json_file;  // opened before the search, so a bad path costs no measurement
+    if (Status s = json_file.open("--json", json_, flags_.input_files()); !s) {
+      return report_failure(s);
+    }
 
     const std::atomic<bool>& interrupt = install_interrupt_handler();
     engine::RunControl control;
@@ -116,7 +138,7 @@ class CapacityCommand final : public Subcommand {
                                   std::chrono::duration<double>(base->timeout).count(),
                                   report::PoolCap{base->max_connections}};
     report::CapacityDocument header = report::capacity_document({}, flags_.url, slo_texts_, params);
-    std::FILE* rows = json_ ? stderr : stdout;
+    std::FILE* rows = json_ == "-" ? stderr : stdout;
     fmt::print(rows, "{}", report::capacity_header(header));
     std::fflush(rows);
     auto found = analysis::find_capacity(copts, measure, [&](const analysis::CapacityStep& st) {
@@ -129,7 +151,9 @@ class CapacityCommand final : public Subcommand {
     if (!found) return report_failure(found.status());
     const report::CapacityDocument doc =
         report::capacity_document(*found, flags_.url, slo_texts_, params);
-    if (json_) fmt::print("{}", json_text(doc));
+    if (json_file.wanted()) {
+      if (Status s = json_file.write(json_text(doc)); !s) return report_failure(s);
+    }
     if (doc.interrupted) {
       fmt::print(
           stderr, "knee: capacity: interrupted; so far bracket [{}, {}]\n",
@@ -166,7 +190,8 @@ class CapacityCommand final : public Subcommand {
   double precision_pct_ = 5;
   int repeat_ = 3;
   int confirm_ = 3;
-  bool json_ = false;
+  CLI::App* app_ = nullptr;
+  std::string json_;              // --json: "" not asked, "-" stdout, else a file
   ProgressFlags progress_flags_;  // --quiet, --no-color
 };
 

@@ -25,6 +25,10 @@ analysis::CapacityMeasure capacity_measure(engine::LoadOptions base,
     m.achieved_rps = result->achieved_rate_rps();
     m.scheduled_rps = result->scheduled_rate_rps();
     m.interrupted = result->interrupted;
+    const analysis::SaturationVerdict v = report::client_side_verdict(*result);
+    m.limit = v.resource;
+    m.limit_detail = v.detail;
+    m.client_thread_cpu_demand = result->stats.max_thread_cpu_demand;
     return m;
   };
 }

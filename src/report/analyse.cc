@@ -342,6 +342,10 @@ core::ClientUse client_use(const core::RunResult& r) {
 
 }  // namespace
 
+analysis::SaturationVerdict client_side_verdict(const core::RunResult& r) {
+  return analysis::name_saturated_resource(core::ResourceUse{}, client_use(r));
+}
+
 RunFigures run_figures(const core::RunResult& r) {
   const core::RunStats& s = r.stats;
   RunFigures f;

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "analysis/little.h"
+#include "analysis/saturation.h"
 #include "analysis/threshold.h"
 #include "analysis/usl.h"
 #include "core/histogram.h"
@@ -36,6 +37,11 @@ LittleFigures little_figures(const analysis::LittleCheck& l);
 UslFigures usl_figures(const analysis::UslFit& fit);
 // One run's figures (everything but the verdicts).
 RunFigures run_figures(const core::RunResult& r);
+
+// The saturation rule (analysis/saturation.h) on what knee saw of itself alone, no host figures:
+// "unreachable", "client", "pool" or "none" (network when its own connections retransmitted).
+// For a run whose host was not sampled (`knee capacity`'s steps): whose limit a failure was.
+analysis::SaturationVerdict client_side_verdict(const core::RunResult& r);
 
 // One run or level over its repeats, with its verdicts. previous_use: the resources of the level
 // before (the disk's await-growth rule), nullptr for the first.

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 namespace knee::report {
 namespace {
@@ -18,6 +19,14 @@ std::string join(const std::vector<std::string>& parts, std::string_view sep) {
 std::string duration_words(double s) {
   if (s >= 1 && s == std::round(s)) return fmt::format("{:g}s", s);
   return fmt::format("{:g}ms", s * 1e3);
+}
+
+// The first run of `st` (a failed one, when `failed`) whose limit was judged.
+const CapacityLimit* first_limit(const CapacityStepFigures& st, bool failed) {
+  for (const CapacityRepeatFigures& r : st.repeats) {
+    if (r.limit && (!failed || !r.passed)) return &*r.limit;
+  }
+  return nullptr;
 }
 
 }  // namespace
@@ -36,7 +45,13 @@ CapacityStepFigures capacity_step(const analysis::CapacityStep& st) {
     f.repeats.push_back(CapacityRepeatFigures{m.figures.p50_ns, m.figures.p99_ns, m.figures.p999_ns,
                                               m.figures.max_ns, m.figures.throughput_rps,
                                               m.achieved_rps, m.figures.errors, m.figures.sent,
-                                              rep.passed, rep.failures});
+                                              rep.passed, rep.failures, std::nullopt});
+    if (!m.limit.empty()) {
+      f.repeats.back().limit = CapacityLimit{m.limit, m.limit_detail,
+                                             std::isfinite(m.client_thread_cpu_demand)
+                                                 ? std::optional(m.client_thread_cpu_demand)
+                                                 : std::nullopt};
+    }
   }
   return f;
 }
@@ -115,7 +130,49 @@ std::string capacity_conclusion(const CapacityDocument& d) {
         "  confirmed: {} req/s passed every one of its runs, {} of them after the search\n",
         rate_text(*d.capacity_rps), confirm);
   }
-  return out;
+  return out + capacity_limit_line(d);
+}
+
+std::string capacity_limit_line(const CapacityDocument& d) {
+  if (d.interrupted || !d.capacity_rps) return "";
+  if (d.bracket.lowest_fail_rps) {
+    const double rate = *d.bracket.lowest_fail_rps;
+    const CapacityLimit* limit = nullptr;
+    for (const CapacityStepFigures& st : d.steps) {
+      if (st.rate_rps == rate && !st.passed && (limit = first_limit(st, true)) != nullptr) break;
+    }
+    if (limit == nullptr) return "";
+    if (limit->resource == "client") {
+      return fmt::format(
+          "  the failing rate {} req/s measured knee's client, not the target: {}; {} req/s is "
+          "a floor for the target: give more threads (-t) or more processes (--part) and search "
+          "again\n",
+          rate_text(rate), limit->detail, rate_text(*d.capacity_rps));
+    }
+    if (limit->resource == "unreachable") {
+      return fmt::format("  at {} req/s the target stopped answering: {}\n", rate_text(rate),
+                         limit->detail);
+    }
+    const std::string busiest = limit->client_thread_cpu_demand
+                                    ? fmt::format(" (its busiest thread at {:.0f}% of a core)",
+                                                  *limit->client_thread_cpu_demand * 100)
+                                    : "";
+    return fmt::format("  at {} req/s knee's client kept up{}: the failure is the target's{}\n",
+                       rate_text(rate), busiest,
+                       limit->resource == "pool" ? " (" + limit->detail + ")" : "");
+  }
+  // No rate failed: the answer is where the search stopped, and may be the client's limit.
+  for (const CapacityStepFigures& st : d.steps) {
+    if (st.rate_rps != *d.capacity_rps) continue;
+    for (const CapacityRepeatFigures& r : st.repeats) {
+      if (r.limit && r.limit->resource == "client") {
+        return fmt::format(
+            "  at {} req/s knee's client was at its limit: {}; the target may take more\n",
+            rate_text(*d.capacity_rps), r.limit->detail);
+      }
+    }
+  }
+  return "";
 }
 
 std::string render_capacity_text(const CapacityDocument& d) {

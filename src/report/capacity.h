@@ -20,9 +20,16 @@ CapacityStepFigures capacity_step(const analysis::CapacityStep& step);
 std::string capacity_header(const CapacityDocument& doc);
 // One step's row: rate, phase, p99 of each run, errors, the lowest achieved rate, the result.
 std::string capacity_row(const CapacityStepFigures& step);
-// The answer: the capacity and its bracket, and whether it was confirmed. Empty when there is no
-// answer (interrupted, or even the start rate failed: the caller says so on stderr).
+// The answer: the capacity and its bracket, whether it was confirmed, and capacity_limit_line.
+// Empty when there is no answer (interrupted, or even the start rate failed: the caller says so
+// on stderr).
 std::string capacity_conclusion(const CapacityDocument& doc);
+// Whose limit bounded the answer, from the runs' limits (CapacityLimit, the saturation rule on
+// knee's own figures): at the lowest failing rate, knee's client ("measured knee's client, not
+// the target": the answer is a floor), the target gone, or the client keeping up (the failure is
+// the target's); with no failing rate, the client at its limit at the answer. "" when no run was
+// judged (files from before the limit was kept).
+std::string capacity_limit_line(const CapacityDocument& doc);
 // Header, every row and the conclusion: what `knee capacity` printed.
 std::string render_capacity_text(const CapacityDocument& doc);
 

@@ -559,6 +559,13 @@ void describe(Io& io, ScenariosDocument& d) {
 }
 
 template <class Io>
+void describe(Io& io, CapacityLimit& l) {
+  io("resource", l.resource);
+  io("detail", l.detail);
+  io.nullable("client_thread_cpu_demand", l.client_thread_cpu_demand);
+}
+
+template <class Io>
 void describe(Io& io, CapacityRepeatFigures& r) {
   io("p50_ns", r.p50_ns);
   io("p99_ns", r.p99_ns);
@@ -570,6 +577,7 @@ void describe(Io& io, CapacityRepeatFigures& r) {
   io("sent", r.sent);
   io("passed", r.passed);
   io("failures", r.failures);
+  io.omittable("limit", r.limit);
 }
 
 template <class Io>

@@ -549,12 +549,22 @@ struct ScenariosDocument {
 };
 
 // `knee capacity`: the search (analysis/capacity.h), every step.
+// What limited one run of a step by knee's own figures (report::client_side_verdict): resource
+// "client", "unreachable", "pool", "network" or "none", its words, and the busiest client
+// thread's CPU demand (share of a core; empty when unknown).
+struct CapacityLimit {
+  std::string resource;
+  std::string detail;
+  std::optional<double> client_thread_cpu_demand;
+  bool operator==(const CapacityLimit&) const = default;
+};
 struct CapacityRepeatFigures {
   double p50_ns = 0, p99_ns = 0, p999_ns = 0, max_ns = 0;
   double throughput_rps = 0, achieved_rps = 0;
   uint64_t errors = 0, sent = 0;
   bool passed = false;
   std::vector<std::string> failures;
+  std::optional<CapacityLimit> limit;  // absent in files written before 2026-12-06
   bool operator==(const CapacityRepeatFigures&) const = default;
 };
 struct CapacityStepFigures {

@@ -12,6 +12,7 @@
 
 #include "support/scripted_server.h"
 #include "support/subprocess.h"
+#include "support/temp_dir.h"
 
 namespace knee {
 namespace {
@@ -80,6 +81,10 @@ INSTANTIATE_TEST_SUITE_P(
                  "--precision: give a percentage above 0, at most 100"},
         BadInput{{"capacity", "http://127.0.0.1:1/", "--slo", "p99<1s", "--precision", "5%%"},
                  "--precision"},
+        BadInput{
+            {"capacity", "http://127.0.0.1:1/", "--slo", "p99<1s", "--json", "/nonexistent/c.json"},
+            "--json: cannot write '/nonexistent/c.json'"},
+        BadInput{{"capacity", "--slo", "p99<1s"}, "a target is required"},
         BadInput{{"report", "/nonexistent/sweep.json"}, "cannot read '/nonexistent/sweep.json'"},
         BadInput{{"run", "http://127.0.0.1:1/", "-r", "100", "--spin", "1s"}, "--spin"},
         BadInput{{"serve", "--wait", "soon"}, "--wait"},
@@ -305,6 +310,21 @@ TEST(Cli, CapacityFindsARateMeetingTheSloOrSaysNoneDoes) {
   auto ok = testing::run_process(meets);
   ASSERT_EQ(ok.exit_code, 0) << ok.err;
   EXPECT_FALSE(ok.out.empty());
+  EXPECT_EQ(nlohmann::json::parse(ok.out)["kind"], "capacity");
+  // --json FILE (regression, a new user's trial: --json took no file): the document in the file,
+  // written whole after the search; the rows and whose limit the answer was on stdout.
+  testing::TempDir dir;
+  auto to_file = common;
+  to_file.insert(to_file.end(), {"--slo", "p99<500ms", "--json", dir.file("capacity.json")});
+  auto written = testing::run_process(to_file);
+  ASSERT_EQ(written.exit_code, 0) << written.err;
+  std::ifstream in(dir.file("capacity.json"));
+  const nlohmann::json doc = nlohmann::json::parse(in);
+  EXPECT_EQ(doc["kind"], "capacity");
+  ASSERT_FALSE(doc["steps"].empty());
+  const nlohmann::json& limit = doc["steps"][0]["repeats"][0]["limit"];
+  EXPECT_TRUE(limit["resource"].is_string()) << doc.dump();
+  EXPECT_NE(written.out.find("capacity: at least 200 req/s"), std::string::npos) << written.out;
   auto misses = common;
   misses.insert(misses.end(), {"--slo", "p99<1ms"});  // every answer takes 5 ms
   auto none = testing::run_process(misses);

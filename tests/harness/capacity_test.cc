@@ -50,6 +50,12 @@ TEST(CapacityMeasure, RunsAtTheStepsRateAndReturnsItsFigures) {
   EXPECT_GT(m->achieved_rps, 0);
   EXPECT_EQ(m->figures.errors, 0u);
   EXPECT_GT(m->figures.sent, 0u);
+  // Whose limit it was, by knee's own figures: the run was judged, with the client's CPU.
+  EXPECT_FALSE(m->limit.empty());
+  EXPECT_FALSE(m->limit_detail.empty());
+  EXPECT_NE(m->limit, "unreachable");
+  EXPECT_GE(m->client_thread_cpu_demand, 0.0);
+  EXPECT_LE(m->client_thread_cpu_demand, 1.0);
 }
 
 TEST(CapacityMeasure, AnInterruptBeforeAStepRunsNothing) {

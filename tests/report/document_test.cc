@@ -97,6 +97,7 @@ TEST(Document, EveryKindCarriesSchemaVersionAndKindAndRoundTrips) {
       {testing::golden_sweep_report(), "sweep"},
       {scenarios, "scenarios"},
       {capacity, "capacity"},
+      {testing::golden_capacity(), "capacity"},
       {ladder, "ladder"},
       {probe, "probe"},
       {LittleDocument{"n", 8, 4000, 2e6, "N = X * R", "Little"}, "model"},

@@ -390,16 +390,18 @@ report::CapacityDocument golden_capacity() {
   d.slos = {"p99<20ms"};
   d.params = report::CapacityParams{100, 1e6, 5, 1, 1, 2, 1, 10, report::PoolCap{}};
   auto step = [](double rate, const char* phase, bool passed, double p99_ms) {
-    report::CapacityRepeatFigures r{p99_ms * 0.4e6,
-                                    p99_ms * 1e6,
-                                    p99_ms * 1.2e6,
-                                    p99_ms * 1.5e6,
-                                    rate,
-                                    rate,
-                                    0,
-                                    static_cast<uint64_t>(rate * 2),
-                                    passed,
-                                    {}};
+    report::CapacityRepeatFigures r{
+        p99_ms * 0.4e6,
+        p99_ms * 1e6,
+        p99_ms * 1.2e6,
+        p99_ms * 1.5e6,
+        rate,
+        rate,
+        0,
+        static_cast<uint64_t>(rate * 2),
+        passed,
+        {},
+        report::CapacityLimit{"none", "no hardware resource saturated", rate / 4000}};
     if (!passed) r.failures = {fmt::format("p99 < 20ms: FAILED (measured {:.2f} ms)", p99_ms)};
     return report::CapacityStepFigures{rate, phase, passed, {r}};
   };
