@@ -140,6 +140,8 @@ void RunStats::merge(const RunStats& other) {
   split_gap_ns += other.split_gap_ns;
   tcp_retransmits += other.tcp_retransmits;
   tcp_segments_out += other.tcp_segments_out;
+  unsolicited_bytes += other.unsolicited_bytes;
+  unsolicited_closes += other.unsolicited_closes;
   last_ok_ns = std::max(last_ok_ns, other.last_ok_ns);
   connect_failures_after_ok += other.connect_failures_after_ok;
   in_system_ns += other.in_system_ns;

@@ -202,6 +202,12 @@ struct RunStats {
   // and not the warm-up's.
   uint64_t tcp_retransmits = 0;
   uint64_t tcp_segments_out = 0;
+  // HTTP/1.1: bytes that arrived on a connection with no request awaiting them (after a complete
+  // response: a body longer than its Content-Length, or a response to no request), and the
+  // connections closed for them, since their framing could no longer be trusted. Counted in the
+  // measured phase; the bytes are in bytes_received too.
+  uint64_t unsolicited_bytes = 0;
+  uint64_t unsolicited_closes = 0;
   // The target's last sign of life in the measured phase: the latest successful connect or
   // response, in ns from the phase's start (-1: none), and the connect failures after it (per
   // worker, summed). Connect failures to the end mean the target went away.

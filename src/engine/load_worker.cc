@@ -648,7 +648,13 @@ bool LoadWorker::parse_h1(uint32_t ci, const char* data, size_t size) {
   while (used_all < size) {
     if (c.awaiting.empty()) {
       // Bytes no request asked for: the connection's framing can no longer be trusted, so it is
-      // not reused.
+      // not reused. Regression (a new user's trial): they went uncounted, and the reconnect that
+      // followed unexplained.
+      if (config_.phases.measured(config_.clock->now())) {
+        stats_.unsolicited_bytes += size - used_all;
+        stats_.bytes_received += size - used_all;
+        ++stats_.unsolicited_closes;
+      }
       release(ci);
       return false;
     }
@@ -676,6 +682,9 @@ bool LoadWorker::parse_h1(uint32_t ci, const char* data, size_t size) {
         break;
       }
       case http::ResponseParser::State::kError: {
+        // The bytes after the one that broke the framing arrived all the same (regression: they
+        // were left out of bytes_received).
+        lanes_[l].received += size - used_all;
         const std::string error(c.parser.error());
         fail_connection(ci, ErrorKind::kParse, error, ErrorKind::kClosedBeforeResponse,
                         "pipelined behind a response that broke HTTP/1.1 framing");

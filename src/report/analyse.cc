@@ -393,6 +393,9 @@ RunFigures run_figures(const core::RunResult& r) {
     f.split_gap_mean_ns =
         static_cast<double>(s.split_gap_ns) / static_cast<double>(s.split_responses);
   }
+  if (s.unsolicited_closes > 0) {
+    f.unsolicited = UnsolicitedFigures{s.unsolicited_bytes, s.unsolicited_closes};
+  }
   f.unreachable = unreachable_of(r);
   f.duration_s = r.duration_s;
   f.throughput_rps = r.throughput_rps();
@@ -522,6 +525,16 @@ std::vector<std::string> run_notes(const RunFigures& r) {
         100.0 * static_cast<double>(r.split_responses) /
             static_cast<double>(std::max<uint64_t>(r.ok, 1)),
         r.split_gap_mean_ns / 1e6));
+  }
+  if (r.unsolicited) {
+    notes.push_back(fmt::format(
+        "the server sent {} byte{} that no request asked for, after a complete response (a body "
+        "longer than its Content-Length, or an answer to no request), on {} connection{}: knee "
+        "closed {} and opened new ones (reconnects), as their framing could no longer be "
+        "trusted. The responses before those bytes were counted as complete; check the server's "
+        "framing.",
+        r.unsolicited->bytes, r.unsolicited->bytes == 1 ? "" : "s", r.unsolicited->closes,
+        r.unsolicited->closes == 1 ? "" : "s", r.unsolicited->closes == 1 ? "it" : "them"));
   }
   if (r.sent == 0 && r.warmup.carried_over > 0) {
     notes.push_back(fmt::format(

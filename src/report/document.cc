@@ -230,6 +230,12 @@ void describe(Io& io, UnreachableFigures& u) {
 }
 
 template <class Io>
+void describe(Io& io, UnsolicitedFigures& u) {
+  io("bytes", u.bytes);
+  io("closes", u.closes);
+}
+
+template <class Io>
 void describe(Io& io, ByteFigures& b) {
   io("sent", b.sent);
   io("received", b.received);
@@ -297,6 +303,7 @@ void describe(Io& io, RunFigures& r) {
   io("tcp_segments_out", r.tcp_segments_out);
   io("split_responses", r.split_responses);
   io("split_gap_mean_ns", r.split_gap_mean_ns);
+  io.omittable("unsolicited", r.unsolicited);
   io.omittable("unreachable", r.unreachable);
   io("duration_s", r.duration_s);
   io("throughput_rps", r.throughput_rps);

@@ -165,6 +165,14 @@ struct UnreachableFigures {
   bool operator==(const UnreachableFigures&) const = default;
 };
 
+// HTTP/1.1 bytes no request asked for (core::RunStats::unsolicited_bytes) and the connections
+// knee closed for them.
+struct UnsolicitedFigures {
+  uint64_t bytes = 0;
+  uint64_t closes = 0;
+  bool operator==(const UnsolicitedFigures&) const = default;
+};
+
 // The warm-up's requests (core/run_stats.h WarmupStats): counted apart, never dropped.
 struct WarmupFigures {
   uint64_t sent = 0, completed = 0, failed = 0, aborted = 0, carried_over = 0;
@@ -251,6 +259,8 @@ struct RunFigures {
   // core::RunStats::split_responses) and the mean of those gaps, ns (0 when none).
   uint64_t split_responses = 0;
   double split_gap_mean_ns = 0;
+  // Set when bytes arrived that no request asked for (left out otherwise, and in older files).
+  std::optional<UnsolicitedFigures> unsolicited;
   // Set when connects failed from some point to the end of the phase, for at least 1 s and a
   // tenth of it (report/analyse.cc).
   std::optional<UnreachableFigures> unreachable;

@@ -252,6 +252,40 @@ TEST(Accounting, BytesAreExactForEveryFraming) {
   }
 }
 
+// Regression (a new user's trial): bytes after a complete response (a body longer than its
+// Content-Length) closed the connection without a word; they are counted, with the connections
+// closed for them, and are part of the bytes received.
+TEST(Accounting, BytesNoRequestAskedForAreCountedWithTheConnectionsClosedForThem) {
+  const std::string response = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok!!";
+  ScriptedServer server(
+      [&response](int, int, const std::string&) { return Action::respond(response); });
+  auto r = run_load(options_for(server.url("/"), 2, 0ms, 200ms));
+  ASSERT_TRUE(r) << r.status().message();
+  const core::RunStats& s = r->stats;
+  ASSERT_GT(s.completed, 0u);
+  EXPECT_EQ(s.total_errors(), 0u);  // each response was whole; the "!!" came after it
+  EXPECT_GT(s.unsolicited_closes, 0u);
+  EXPECT_EQ(s.unsolicited_bytes, 2 * s.unsolicited_closes);
+  EXPECT_EQ(s.bytes_received, s.completed * (response.size() - 2) + s.unsolicited_bytes);
+  // Every close but those of the end is followed by a new connection on its slot.
+  EXPECT_GE(s.reconnects + 2, s.unsolicited_closes);
+  expect_accounted(*r, "unsolicited");
+}
+
+// Regression: the bytes after the one that broke HTTP/1.1 framing were left out of the bytes
+// received.
+TEST(Accounting, ABrokenResponseCountsEveryByteReceived) {
+  const std::string response = "HTTP/1.1 200 OK\r\nContent-Length: abc\r\n\r\nhello";
+  ScriptedServer server(
+      [&response](int, int, const std::string&) { return Action::respond(response); });
+  auto r = run_load(options_for(server.url("/"), 1, 0ms, 150ms));
+  ASSERT_TRUE(r) << r.status().message();
+  const core::RunStats& s = r->stats;
+  ASSERT_GT(s.error_count(ErrorKind::kParse), 0u);
+  EXPECT_EQ(s.bytes_received, s.error_count(ErrorKind::kParse) * response.size());
+  expect_accounted(*r, "parse");
+}
+
 // ---- Nagle meets delayed ACK
 
 // A server that writes its headers and its body in two calls with Nagle on: the body waits for

@@ -123,6 +123,26 @@ TEST(Analyse, ResponsesSplitByNagleAndDelayedAckGetANote) {
   EXPECT_TRUE(run_notes(r).empty());
 }
 
+// Regression (a new user's trial): bytes after a complete response closed connections without a
+// word.
+TEST(Analyse, BytesNoRequestAskedForGetANoteAndAFigure) {
+  core::RunResult run = closed_run(10, 2000);
+  run.stats.unsolicited_bytes = 24;
+  run.stats.unsolicited_closes = 12;
+  const RunFigures r = run_figures(run);
+  ASSERT_TRUE(r.unsolicited);
+  EXPECT_EQ(*r.unsolicited, (UnsolicitedFigures{24, 12}));
+  const std::vector<std::string> notes = run_notes(r);
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_EQ(notes[0].rfind("the server sent 24 bytes that no request asked for, after a complete "
+                           "response",
+                           0),
+            0u)
+      << notes[0];
+  EXPECT_NE(notes[0].find("on 12 connections: knee closed them"), std::string::npos) << notes[0];
+  EXPECT_FALSE(run_figures(closed_run(10, 2000)).unsolicited);  // none: no member, no note
+}
+
 // Regression (issue 11): an open-loop level held back by a slow server said "raise -c or -t".
 TEST(Analyse, AnOpenLoopLevelHeldBackByItsPoolSaysSo) {
   core::RunResult r;

@@ -26,6 +26,9 @@ core::RunResult full_run() {
   s.warmup.sent = 77;
   s.warmup.errors[static_cast<size_t>(core::ErrorKind::kTimeout)] = 1;
   s.in_system_ns = 1.5e10;
+  s.late_with_connection_free = 6;  // regression: left out of the record
+  s.unsolicited_bytes = 12;
+  s.unsolicited_closes = 3;
   s.last_ok_ns = 1'999'000'000;
   core::EndpointStats e;
   e.name = "GET /a";
@@ -70,6 +73,9 @@ TEST(RunRecord, EveryFigureSurvivesJson) {
   EXPECT_TRUE(std::isnan(b.use->disks.at(0).read_await_ms));
   EXPECT_DOUBLE_EQ(b.throughput_rps(), r.result.throughput_rps());
   EXPECT_DOUBLE_EQ(b.measure_start_epoch_s, r.result.measure_start_epoch_s);
+  EXPECT_EQ(b.stats.late_with_connection_free, 6u);
+  EXPECT_EQ(b.stats.unsolicited_bytes, 12u);
+  EXPECT_EQ(b.stats.unsolicited_closes, 3u);
   EXPECT_EQ(back->host, "loadgen-2");
   EXPECT_EQ(back->part, 1);
   EXPECT_EQ(back->parts, 3);
