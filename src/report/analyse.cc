@@ -751,14 +751,32 @@ SweepDocument analyse_sweep(std::string target, std::string started_at, LoadPara
                                  std::string(analysis::x_scale_name(kn->x_scale)), kn->summary};
     }
   }
-  // Service demand from the level with the busiest server (the last one sampled).
-  for (auto it = levels.rbegin(); it != levels.rend(); ++it) {
-    const core::RunResult& run = (*it)[median_index(*it)];
-    if (run.use && run.use->server && core::is_known(run.use->server->cpu_pct) &&
-        run.throughput_rps() > 0) {
-      d.service_demand = service_demand(*run.use, run.throughput_rps());
-      break;
+  // Service demand D = U / X from the level where the server did the most work: the highest
+  // throughput among the levels whose server CPU was sampled, those with errors over 1 % of
+  // their requests left out while any other remains. Regression (a new user's trial): it came
+  // from the last level sampled, and a collapsed last level (few answers for the CPU it burnt)
+  // inflated D and put the bound 1/D below throughputs the sweep had measured.
+  std::optional<size_t> at;
+  bool at_clean = false;
+  for (size_t i = 0; i < levels.size(); ++i) {
+    const core::RunResult& run = levels[i][median_index(levels[i])];
+    if (!run.use || !run.use->server || !core::is_known(run.use->server->cpu_pct) ||
+        !(run.throughput_rps() > 0)) {
+      continue;
     }
+    const bool clean = static_cast<double>(run.stats.total_errors()) <=
+                       0.01 * static_cast<double>(std::max<uint64_t>(run.stats.sent, 1));
+    const core::RunResult* best = at ? &levels[*at][median_index(levels[*at])] : nullptr;
+    if (best == nullptr || (clean && !at_clean) ||
+        (clean == at_clean && run.throughput_rps() > best->throughput_rps())) {
+      at = i;
+      at_clean = clean;
+    }
+  }
+  if (at) {
+    const core::RunResult& run = levels[*at][median_index(levels[*at])];
+    d.service_demand = service_demand(*run.use, run.throughput_rps());
+    if (d.service_demand) d.service_demand->level_index = *at;
   }
   return d;
 }

@@ -478,6 +478,7 @@ void describe(Io& io, DemandFigures& d) {
   io.omittable("process", d.process);
   io.omittable("total_cpu_demand_ns", d.total_cpu_demand_ns);
   io.omittable("total_cpu_bound_rps", d.total_cpu_bound_rps);
+  io.omittable("level_index", d.level_index);
 }
 
 template <class Io>

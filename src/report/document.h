@@ -473,6 +473,9 @@ struct DemandFigures {
   std::optional<std::string> process;         // the bottleneck's name, with a stack
   std::optional<double> total_cpu_demand_ns;  // sum of D over the stack's processes
   std::optional<double> total_cpu_bound_rps;  // host CPUs / sum D
+  // The level D was measured at (index into the sweep's levels); empty in files before
+  // 2026-12-06, which took the last level sampled.
+  std::optional<size_t> level_index;
   bool operator==(const DemandFigures&) const = default;
 };
 

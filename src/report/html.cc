@@ -677,11 +677,14 @@ std::vector<std::string> sweep_verdicts(const PageInput& page) {
     double best = 0;
     for (const Level& l : levels) best = std::max(best, l.throughput_rps);
     const DemandFigures& sd = *doc.service_demand;
+    const std::string where = sd.level_index && *sd.level_index < levels.size()
+                                  ? " at " + level_name(levels[*sd.level_index])
+                                  : "";
     v.push_back(
-        fmt::format("{} CPU per request D = U / X = {:.3f} ms: the CPU alone bounds throughput at "
-                    "1/D = {:.0f} req/s (measured maximum {:.0f} req/s)",
+        fmt::format("{} CPU per request D = U / X = {:.3f} ms{}: the CPU alone bounds throughput "
+                    "at 1/D = {:.0f} req/s (measured maximum {:.0f} req/s)",
                     sd.process ? "busiest process's (" + *sd.process + ")" : std::string("server"),
-                    sd.cpu_demand_ns / 1e6, sd.cpu_bound_rps, best));
+                    sd.cpu_demand_ns / 1e6, where, sd.cpu_bound_rps, best));
     if (sd.total_cpu_demand_ns && sd.total_cpu_bound_rps) {
       v.push_back(fmt::format(
           "all the stack's processes together: sum D = {:.3f} ms per request; the host's CPUs "

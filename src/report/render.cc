@@ -661,11 +661,14 @@ std::string render_sweep_text(const SweepDocument& doc) {
       best = std::max(best, level.ranges.throughput_rps.median);
     }
     const DemandFigures& sd = *doc.service_demand;
+    const std::string where = sd.level_index && *sd.level_index < doc.levels.size()
+                                  ? " at " + level_label(doc.levels[*sd.level_index].median)
+                                  : "";
     out += fmt::format(
-        "{} CPU service demand D = U / X = {:.3f} ms per request: bound 1/D = {:.0f} req/s "
+        "{} CPU service demand D = U / X = {:.3f} ms per request{}: bound 1/D = {:.0f} req/s "
         "(measured maximum {:.0f} req/s)\n",
         sd.process ? "busiest process's (" + *sd.process + ")" : std::string("server"),
-        sd.cpu_demand_ns / 1e6, sd.cpu_bound_rps, best);
+        sd.cpu_demand_ns / 1e6, where, sd.cpu_bound_rps, best);
     if (sd.total_cpu_demand_ns && sd.total_cpu_bound_rps) {
       out += fmt::format(
           "  all the stack's processes together: sum D = {:.3f} ms per request; the host's CPUs "

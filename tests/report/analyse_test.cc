@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "analysis/threshold.h"
+#include "report/render.h"
 #include "support/report_fixtures.h"
 
 namespace knee::report {
@@ -141,6 +142,33 @@ TEST(Analyse, BytesNoRequestAskedForGetANoteAndAFigure) {
       << notes[0];
   EXPECT_NE(notes[0].find("on 12 connections: knee closed them"), std::string::npos) << notes[0];
   EXPECT_FALSE(run_figures(closed_run(10, 2000)).unsolicited);  // none: no member, no note
+}
+
+// Regression (a new user's trial): D = U / X came from the last level sampled, and a collapsed
+// last level (its server at 100% for a few answers and many timeouts) put the bound 1/D below
+// the throughput the sweep had measured.
+TEST(Analyse, ServiceDemandComesFromTheLevelThatDidTheMostWorkWithoutErrors) {
+  using testing::synthetic_closed_run;
+  const std::vector<std::vector<core::RunResult>> levels = {
+      {synthetic_closed_run(4, 2000, 2.0, 0, 50.0)},      // D = 0.25 ms
+      {synthetic_closed_run(8, 4000, 2.0, 0, 98.0)},      // D = 0.245 ms: the most work
+      {synthetic_closed_run(16, 1000, 16.0, 0, 99.0)},    // collapsed: D = 0.99 ms
+      {synthetic_closed_run(32, 4400, 7.0, 900, 99.0)}};  // more answers, and 10% timeouts
+  const SweepDocument d = analyse_sweep("u", "now", {}, levels, {});
+  ASSERT_TRUE(d.service_demand);
+  EXPECT_EQ(d.service_demand->level_index, 1u);
+  EXPECT_NEAR(d.service_demand->cpu_demand_ns, 0.98 / 4000 * 1e9, 1);
+  EXPECT_GE(d.service_demand->cpu_bound_rps, 4000);
+  EXPECT_NE(render_sweep_text(d).find("0.245 ms per request at concurrency 8: bound 1/D = 4082"),
+            std::string::npos)
+      << render_sweep_text(d);
+  // With errors at every level, the most work is still where D comes from.
+  const SweepDocument all_failing = analyse_sweep("u", "now", {},
+                                                  {{synthetic_closed_run(4, 2000, 2.0, 100, 50.0)},
+                                                   {synthetic_closed_run(8, 1000, 8.0, 100, 99.0)}},
+                                                  {});
+  ASSERT_TRUE(all_failing.service_demand);
+  EXPECT_EQ(all_failing.service_demand->level_index, 0u);
 }
 
 // Regression (issue 11): an open-loop level held back by a slow server said "raise -c or -t".
