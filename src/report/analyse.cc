@@ -302,6 +302,28 @@ double pool_full_share(const core::RunResult& r) {
   return window_ns > 0 ? std::min(1.0, static_cast<double>(r.stats.pool_full_ns) / window_ns) : 0.0;
 }
 
+// The host's figures at their busiest sample (the max of each interval the sampler folded) in
+// place of the phase's means: for --stages, whose rate changes over the phase, so a ramp to an
+// overload would average a saturated server's CPU down to half. Regression (a new user's trial):
+// the verdict of a --stages run read the means. Figures with no max (or a max below the mean, as a
+// hand-made result may hold) keep their mean.
+core::ResourceUse peak_use(const core::ResourceUse& u) {
+  core::ResourceUse p = u;
+  const auto peak = [](double& mean, double max) {
+    if (core::is_known(max) && !(mean >= max)) mean = max;
+  };
+  if (p.server) peak(p.server->cpu_pct, p.server->cpu_max_pct);
+  for (core::ProcessUse& b : p.backends) peak(b.cpu_pct, b.cpu_max_pct);
+  if (p.cpu_busy_max_pct.size() == p.cpu_busy_pct.size()) {
+    for (size_t i = 0; i < p.cpu_busy_pct.size(); ++i) {
+      peak(p.cpu_busy_pct[i], p.cpu_busy_max_pct[i]);
+    }
+  }
+  for (core::DiskUse& d : p.disks) peak(d.util_pct, d.util_max_pct);
+  for (core::NetUse& n : p.nets) peak(n.util_pct, n.util_max_pct);
+  return p;
+}
+
 // What knee saw of itself and of the path to the target, for the saturation rule.
 core::ClientUse client_use(const core::RunResult& r) {
   const core::RunStats& s = r.stats;
@@ -479,8 +501,16 @@ LevelFigures level_figures(const std::vector<core::RunResult>& runs,
   }
   // Without host figures (a remote target, --scenario) what knee saw itself still speaks: an
   // unreachable target, the client, the pool, its own retransmits.
-  const analysis::SaturationVerdict v = analysis::name_saturated_resource(
-      run.use ? *run.use : core::ResourceUse{}, client_use(run), {}, previous_use);
+  const bool staged = std::any_of(run.intervals.begin(), run.intervals.end(),
+                                  [](const core::LatencyInterval& i) { return i.target_rps > 0; });
+  analysis::SaturationVerdict v = analysis::name_saturated_resource(
+      run.use ? (staged ? peak_use(*run.use) : *run.use) : core::ResourceUse{}, client_use(run), {},
+      previous_use);
+  if (staged && run.use) {
+    v.rule +=
+        "; --stages: each host figure is its busiest sample, not the phase's mean, which "
+        "the stages' changing rate would dilute";
+  }
   l.saturated = SaturatedFigures{v.resource, v.detail, v.evidence, v.rule, v.warnings};
   l.notes = run_notes(l.median);
   const uint32_t allowed = run.stats.connects.h2_server_max_streams;

@@ -171,6 +171,34 @@ TEST(Analyse, ServiceDemandComesFromTheLevelThatDidTheMostWorkWithoutErrors) {
   EXPECT_EQ(all_failing.service_demand->level_index, 0u);
 }
 
+// Regression (a new user's trial): a --stages ramp to an overload averaged the server's CPU over
+// the whole phase (half of it at rates far below the peak) and named nothing; the host's figures
+// are read at their busiest sample for a staged run.
+TEST(Analyse, AStagedRunIsJudgedAtItsBusiestSampleNotItsMean) {
+  core::RunResult r = testing::synthetic_open_run(1000, 2.0);
+  r.use = testing::synthetic_closed_run(4, 100, 1.0, 0, 50.0).use;  // a sampled host
+  r.use->cpu_busy_pct = {49.0, 20.0};
+  r.use->cpu_busy_max_pct = {100.0, 25.0};
+  r.use->server->cpu_pct = 50;  // the mean over a ramp from 0 to 1000 req/s
+  r.use->server->cpu_max_pct = 99;
+  r.use->server->busiest_thread_cpu_pct = 50;
+  const RunDocument flat = analyse_run("u", "now", {}, {r}, {});
+  ASSERT_TRUE(flat.level.saturated);
+  EXPECT_NE(flat.level.saturated->resource, "cpu");  // a constant rate: the mean is the figure
+  core::LatencyInterval ramp;
+  ramp.length_s = 1;
+  ramp.count = 1000;
+  ramp.target_rps = 500;
+  r.intervals = {ramp, ramp};
+  const RunDocument staged = analyse_run("u", "now", {}, {r}, {});
+  ASSERT_TRUE(staged.level.saturated);
+  EXPECT_EQ(staged.level.saturated->resource, "cpu") << staged.level.saturated->detail;
+  EXPECT_NE(staged.level.saturated->rule.find("--stages: each host figure is its busiest sample"),
+            std::string::npos);
+  // The figures printed stay the phase's means.
+  ASSERT_TRUE(staged.level.median.resources);
+}
+
 // Regression (issue 11): an open-loop level held back by a slow server said "raise -c or -t".
 TEST(Analyse, AnOpenLoopLevelHeldBackByItsPoolSaysSo) {
   core::RunResult r;
