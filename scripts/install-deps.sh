@@ -30,7 +30,7 @@ packages=(
   redis-tools                        # redis-benchmark: tests sweep a redis-server with knee sweep --exec
   libopenmpi-dev openmpi-bin         # OpenMPI: mpirun -np K knee run|sweep (engine/mpi_world.cc), tests with 1-3 ranks
   gettext-base                       # envsubst: tests/deploy fills deploy/kubernetes/'s Jobs as the README says
-  clang libclang-rt-14-dev           # libFuzzer with ASan+UBSan: the fuzz targets of tests/fuzz (make test, bench/fuzz.sh)
+  clang libclang-rt-14-dev           # make test's builds (ASan+UBSan, TSan) and libFuzzer: tests/fuzz, bench/fuzz.sh
   dpkg-dev lintian                   # make deb: dpkg-shlibdeps computes Depends; tests/package checks the .deb with lintian
   man-db strace                      # tests/package: renders the man pages; checks the installed knee opens nothing in the trees
 )
