@@ -174,6 +174,11 @@ struct RunStats {
   // wall time, 0..1 (max over workers): how much of a core it asked for. At 0.9 or more the
   // client, not the server, set the pace (it was busy, or another process held its CPU).
   double max_thread_cpu_demand = 0;
+  // The same demand over the busiest second of the measured phase: each worker thread's demand
+  // over consecutive windows of at least 1 s from the phase's start, 0..1 (max over windows and
+  // workers); 0 when no window completed (a phase under 1 s). The phase's mean dilutes a stretch
+  // of overload (--stages ramping past what one thread can send); this does not.
+  double busiest_second_thread_cpu_demand = 0;
   // Measured requests sent before the measured phase ended (open loop: the achieved rate), those
   // sent more than 1 ms after their intended time, and the largest number of requests due but
   // waiting for a connection (open loop).

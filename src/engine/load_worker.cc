@@ -24,6 +24,8 @@ constexpr auto kConnectRetryDelay = std::chrono::milliseconds(10);
 constexpr auto kStalledConnect = std::chrono::milliseconds(100);
 // Longest gap between two iterations of the loop counted as busy-polling (--spin).
 constexpr int64_t kMaxSpinIterationNs = 50'000;
+// The window of the busiest-second demand (RunStats::busiest_second_thread_cpu_demand).
+constexpr core::Nanos kCpuWindow = std::chrono::seconds(1);
 
 // How often busy requests are checked against the timeout: a tenth of it, 1..100 ms.
 core::Nanos timeout_tick(core::Nanos timeout) {
@@ -94,6 +96,10 @@ Status LoadWorker::run() {
       const int64_t spun_ns = core::elapsed_ns(*spin_since, now);
       if (spun_ns < kMaxSpinIterationNs) stats_.client_spin_ns += spun_ns;
       spin_since.reset();
+    }
+    if (now >= phases.measure_from && !stopping_ &&
+        (!cpu_window_.open || now - cpu_window_.start >= kCpuWindow)) {
+      sample_cpu_window(now);
     }
     if (!stopping_ && config_.interrupt != nullptr &&
         config_.interrupt->load(std::memory_order_relaxed)) {
@@ -1085,6 +1091,26 @@ void LoadWorker::close_unbusy(TimePoint now) {
 void LoadWorker::begin_stopping(TimePoint now) {
   stopping_ = true;
   feeder_->stop(*this, now);
+}
+
+// Closes the open CPU window (at least kCpuWindow long) into the busiest-second demand, by the
+// same arithmetic as the phase's demand at the end of run(), and opens the next at `now`. Two
+// clock reads and one /proc read a second.
+void LoadWorker::sample_cpu_window(TimePoint now) {
+  const core::Nanos cpu = core::thread_cpu_time();
+  const core::Nanos wait = core::thread_runqueue_wait();
+  if (cpu_window_.open) {
+    const double wall = static_cast<double>(core::elapsed_ns(cpu_window_.start, now));
+    const double work_ns = std::max(
+        0.0, static_cast<double>((cpu - cpu_window_.cpu).count() -
+                                 (stats_.client_spin_ns - cpu_window_.spin_ns)));
+    const double wait_ns = static_cast<double>((wait - cpu_window_.runqueue_wait).count());
+    if (wall > 0) {
+      stats_.busiest_second_thread_cpu_demand = std::max(
+          stats_.busiest_second_thread_cpu_demand, std::min(1.0, (work_ns + wait_ns) / wall));
+    }
+  }
+  cpu_window_ = {now, cpu, wait, stats_.client_spin_ns, true};
 }
 
 void LoadWorker::flush_interval() {

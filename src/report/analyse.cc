@@ -196,7 +196,10 @@ std::string shortfall_cause(const RunFigures& r) {
         "after it), so the schedule's requests had nowhere to go",
         r.unreachable->since_s, r.unreachable->connect_failures);
   }
-  const bool client_busy = r.client_max_thread_cpu_demand >= t.client_thread_cpu_share;
+  const double demand = std::max(r.client_max_thread_cpu_demand,
+                                 r.client_busiest_second_thread_cpu_demand.value_or(0));
+  const char* when = r.client_busiest_second_thread_cpu_demand ? " in its busiest second" : "";
+  const bool client_busy = demand >= t.client_thread_cpu_share;
   if (o.pool_full_share >= t.pool_full_share ||
       (o.pool_full_share >= kPoolShortfallShare && !client_busy)) {
     const std::string why =
@@ -213,14 +216,14 @@ std::string shortfall_cause(const RunFigures& r) {
   if (client_busy) {
     return fmt::format(
         "the client could not keep its schedule with connections free (its busiest thread "
-        "demanded {:.0f}% of a core: give more threads with -t)",
-        r.client_max_thread_cpu_demand * 100);
+        "demanded {:.0f}% of a core{}: give more threads with -t)",
+        demand * 100, when);
   }
   return fmt::format(
       "neither the pool (full {:.0f}% of the time) nor the client (its busiest thread at {:.0f}% "
-      "of a core) was at its limit over the phase: see the timeline (--html, --json intervals) "
+      "of a core{}) was at its limit over the phase: see the timeline (--html, --json intervals) "
       "for when the rate fell",
-      o.pool_full_share * 100, r.client_max_thread_cpu_demand * 100);
+      o.pool_full_share * 100, demand * 100, when);
 }
 
 }  // namespace
@@ -324,11 +327,26 @@ core::ResourceUse peak_use(const core::ResourceUse& u) {
   return p;
 }
 
+// A --stages run: its arrival rate changes over the phase, so its means dilute the busiest stretch.
+bool staged(const core::RunResult& r) {
+  return std::any_of(r.intervals.begin(), r.intervals.end(),
+                     [](const core::LatencyInterval& i) { return i.target_rps > 0; });
+}
+
+// The busiest client thread's demand for a core that the saturation rule reads: over the phase,
+// or for --stages over its busiest second when one was measured. Regression: a --stages ramp past
+// what one thread can send averaged the client down with its quiet stages and named nothing.
+double client_thread_demand(const core::RunResult& r) {
+  const core::RunStats& s = r.stats;
+  return staged(r) ? std::max(s.max_thread_cpu_demand, s.busiest_second_thread_cpu_demand)
+                   : s.max_thread_cpu_demand;
+}
+
 // What knee saw of itself and of the path to the target, for the saturation rule.
 core::ClientUse client_use(const core::RunResult& r) {
   const core::RunStats& s = r.stats;
   core::ClientUse c;
-  c.max_thread_cpu_share = s.max_thread_cpu_demand;
+  c.max_thread_cpu_share = client_thread_demand(r);
   c.cpu_cores = r.client_cpu_cores();
   c.own_retransmits = s.tcp_retransmits;
   c.own_segments_out = s.tcp_segments_out;
@@ -435,6 +453,9 @@ RunFigures run_figures(const core::RunResult& r) {
   f.client_cpu_cores = r.client_cpu_cores();
   f.client_max_thread_cpu = s.max_thread_cpu_share;
   f.client_max_thread_cpu_demand = s.max_thread_cpu_demand;
+  if (staged(r) && s.busiest_second_thread_cpu_demand > 0) {
+    f.client_busiest_second_thread_cpu_demand = s.busiest_second_thread_cpu_demand;
+  }
   f.client_spin_ns = s.client_spin_ns;
   f.loop_lag_ns = latency_summary(s.loop_lag_ns);
   f.interrupted = r.interrupted;
@@ -501,15 +522,16 @@ LevelFigures level_figures(const std::vector<core::RunResult>& runs,
   }
   // Without host figures (a remote target, --scenario) what knee saw itself still speaks: an
   // unreachable target, the client, the pool, its own retransmits.
-  const bool staged = std::any_of(run.intervals.begin(), run.intervals.end(),
-                                  [](const core::LatencyInterval& i) { return i.target_rps > 0; });
+  const bool stages = staged(run);
   analysis::SaturationVerdict v = analysis::name_saturated_resource(
-      run.use ? (staged ? peak_use(*run.use) : *run.use) : core::ResourceUse{}, client_use(run), {},
+      run.use ? (stages ? peak_use(*run.use) : *run.use) : core::ResourceUse{}, client_use(run), {},
       previous_use);
-  if (staged && run.use) {
-    v.rule +=
-        "; --stages: each host figure is its busiest sample, not the phase's mean, which "
-        "the stages' changing rate would dilute";
+  if (stages) {
+    v.rule += run.use ? "; --stages: each host figure is its busiest sample and the client's "
+                        "busiest thread its busiest second, not the phase's mean, which the "
+                        "stages' changing rate would dilute"
+                      : "; --stages: the client's busiest thread is read at its busiest second, "
+                        "not the phase's mean, which the stages' changing rate would dilute";
   }
   l.saturated = SaturatedFigures{v.resource, v.detail, v.evidence, v.rule, v.warnings};
   l.notes = run_notes(l.median);

@@ -273,6 +273,10 @@ struct RunFigures {
   double client_cpu_cores = 0;
   double client_max_thread_cpu = 0;
   double client_max_thread_cpu_demand = 0;
+  // --stages only: the busiest client thread's demand over its busiest second, 0..1
+  // (RunStats::busiest_second_thread_cpu_demand), which the saturation rule reads there in place
+  // of the phase's mean; absent without --stages or when no second completed.
+  std::optional<double> client_busiest_second_thread_cpu_demand;
   int64_t client_spin_ns = 0;
   LatencySummary loop_lag_ns;
   bool interrupted = false;

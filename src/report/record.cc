@@ -110,11 +110,11 @@ void describe(Io& io, ConnectStats& c) {
   io("h2_server_max_streams", c.h2_server_max_streams);
 }
 
-// A counter added after records were first written: left out when 0, and 0 when missing, so a
-// record from before it reads as it did.
-template <class Io>
-void later_counter(Io& io, const char* key, uint64_t& value) {
-  std::optional<uint64_t> v;
+// A counter (or share) added after records were first written: left out when 0, and 0 when
+// missing, so a record from before it reads as it did.
+template <class Io, class T>
+void later_counter(Io& io, const char* key, T& value) {
+  std::optional<T> v;
   if constexpr (!Io::kReading) {
     if (value != 0) v = value;
   }
@@ -181,6 +181,7 @@ void describe(Io& io, RunStats& s) {
   io("client_spin_ns", s.client_spin_ns);
   io("max_thread_cpu_share", s.max_thread_cpu_share);
   io("max_thread_cpu_demand", s.max_thread_cpu_demand);
+  later_counter(io, "busiest_second_thread_cpu_demand", s.busiest_second_thread_cpu_demand);
   io("sent_in_phase", s.sent_in_phase);
   io("ok_completed_in_phase", s.ok_completed_in_phase);
   io("late", s.late);

@@ -514,11 +514,16 @@ std::string render_run_text(const RunDocument& doc) {
                                  "failed or timed out"))
             : std::string("differs by more than 5%"));
   }
+  const std::string busiest_second =
+      r.client_busiest_second_thread_cpu_demand
+          ? fmt::format(" ({:.0f}% in its busiest second)",
+                        100 * *r.client_busiest_second_thread_cpu_demand)
+          : "";
   out += fmt::format(
       "  client CPU   {:.2f} cores; busiest thread used {:.0f}% of a core and "
-      "asked for {:.0f}%; event loop woke {} late at p99\n",
+      "asked for {:.0f}%{}; event loop woke {} late at p99\n",
       r.client_cpu_cores, 100 * r.client_max_thread_cpu, 100 * r.client_max_thread_cpu_demand,
-      core::format_duration_ns(static_cast<double>(r.loop_lag_ns.p99)));
+      busiest_second, core::format_duration_ns(static_cast<double>(r.loop_lag_ns.p99)));
   if (r.resources && r.resources->server && r.resources->backends.empty()) {
     out += server_cpu_text(*r.resources->server, r.throughput_rps);
   }

@@ -81,6 +81,21 @@ TEST(OpenLoop, SpinningKeepsTheScheduleAndIsCountedApartFromClientLoad) {
   expect_accounted(s);
 }
 
+// The busiest second's demand (what --stages judges the client by) is measured over whole seconds
+// of the measured phase only: none in a phase under a second, a share of a core in a longer one.
+TEST(OpenLoop, TheClientsBusiestSecondIsMeasuredOverWholeSeconds) {
+  ScriptedServer server(
+      [](int, int, const std::string&) { return Action::respond(testing::ok_response()); });
+  auto short_run = run_load(open_loop(server.url("/"), 500, 16, 400ms));
+  ASSERT_TRUE(short_run) << short_run.status().message();
+  EXPECT_EQ(short_run->stats.busiest_second_thread_cpu_demand, 0.0);
+  auto long_run = run_load(open_loop(server.url("/"), 500, 16, 1300ms));
+  ASSERT_TRUE(long_run) << long_run.status().message();
+  EXPECT_GT(long_run->stats.busiest_second_thread_cpu_demand, 0.0);
+  EXPECT_LE(long_run->stats.busiest_second_thread_cpu_demand, 1.0);
+  expect_accounted(long_run->stats);
+}
+
 // A host whose sleeping threads wake 2 ms late (a halted vCPU that the hypervisor wakes slowly):
 // the real clock, but every wait that would block sleeps 2 ms longer than asked.
 class SlowWakeClock final : public core::ClockSource {

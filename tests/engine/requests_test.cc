@@ -48,11 +48,20 @@ TEST(Requests, AClosedLoopSendsExactlyTheCountAcrossThreadsAndEndsThen) {
     EXPECT_GT(r->duration_s, 0.0);
     EXPECT_LT(r->duration_s, 10.0);
     EXPECT_NEAR(r->throughput_rps(), 500 / r->duration_s, 1e-6);
-    // Little's law holds over the phase as it was: X * R is the mean number in the system,
-    // measured directly, and never more than the 4 connections. Not "about 4": how long a slow
-    // host takes to answer the first requests is part of this short phase (regression: under
-    // ThreadSanitizer X * R was 2.1 against 4 +- 0.6, while the phase held 3.8 on average).
-    EXPECT_NEAR(r->littles_n(), r->mean_in_system(), 0.1 * r->mean_in_system());
+    // Little's law holds over the phase as it was, never more than the 4 connections. Not
+    // "about 4": how long a slow host takes to answer the first requests is part of this short
+    // phase (regression: under ThreadSanitizer X * R was 2.1 against 4 +- 0.6, while the phase
+    // held 3.8 on average). Over a finite phase it holds with its boundary: each request's time
+    // in the system lies inside its latency, so the mean number in the system L <= X * R (1% for
+    // the histogram's rounding of R), and X * R exceeds L only by the time the requests still in
+    // flight when the phase ended (at most the 4 connections) spent after it. Regression: a 10%
+    // band around L failed under ThreadSanitizer, 0.446 against 0.503, when the last responses
+    // of a phase of a few tens of ms came a few ms late.
+    const double max_latency_s = static_cast<double>(s.latency_ns.max()) / 1e9;
+    EXPECT_LE(r->mean_in_system(), r->littles_n() * 1.01) << threads << " threads";
+    EXPECT_GE(r->mean_in_system(),
+              r->littles_n() * 0.99 - 4.0 * max_latency_s / r->duration_s)
+        << threads << " threads";
     EXPECT_LE(r->mean_in_system(), 4.0 + 1e-9);
     // The intervals end with the phase's last response: the last is as long as what was left of
     // the phase (it ended at the last send), and the few responses that came after it.

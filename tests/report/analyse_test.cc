@@ -199,6 +199,32 @@ TEST(Analyse, AStagedRunIsJudgedAtItsBusiestSampleNotItsMean) {
   ASSERT_TRUE(staged.level.median.resources);
 }
 
+// Regression: the host's figures were read at their busiest sample for --stages, the client's at
+// the phase's mean, so a ramp past what the client's one thread could send (quiet for half the
+// phase, a full core at its top) showed a client at half a core, and the rule named nothing.
+TEST(Analyse, AStagedRunJudgesTheClientAtItsBusiestSecond) {
+  core::RunResult r = testing::synthetic_open_run(1000, 2.0);
+  r.stats.max_thread_cpu_demand = 0.5;
+  r.stats.busiest_second_thread_cpu_demand = 0.97;
+  const RunDocument flat = analyse_run("u", "now", {}, {r}, {});
+  ASSERT_TRUE(flat.level.saturated);
+  EXPECT_NE(flat.level.saturated->resource, "client");  // a constant rate: the mean is the figure
+  EXPECT_FALSE(flat.level.median.client_busiest_second_thread_cpu_demand);
+  core::LatencyInterval ramp;
+  ramp.length_s = 1;
+  ramp.count = 1000;
+  ramp.target_rps = 500;
+  r.intervals = {ramp, ramp};
+  const RunDocument staged = analyse_run("u", "now", {}, {r}, {});
+  ASSERT_TRUE(staged.level.saturated);
+  EXPECT_EQ(staged.level.saturated->resource, "client") << staged.level.saturated->detail;
+  EXPECT_NE(staged.level.saturated->rule.find("the client's busiest thread is read at its busiest "
+                                              "second"),
+            std::string::npos);
+  EXPECT_EQ(staged.level.median.client_busiest_second_thread_cpu_demand, 0.97);
+  EXPECT_EQ(staged.level.median.client_max_thread_cpu_demand, 0.5);  // printed as measured
+}
+
 // Regression (issue 11): an open-loop level held back by a slow server said "raise -c or -t".
 TEST(Analyse, AnOpenLoopLevelHeldBackByItsPoolSaysSo) {
   core::RunResult r;
