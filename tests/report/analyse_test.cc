@@ -174,6 +174,16 @@ TEST(Analyse, ServiceDemandComesFromTheLevelThatDidTheMostWorkWithoutErrors) {
 // Regression (a new user's trial): a --stages ramp to an overload averaged the server's CPU over
 // the whole phase (half of it at rates far below the peak) and named nothing; the host's figures
 // are read at their busiest sample for a staged run.
+// `r` as a --stages run: two 1 s intervals of 1000 responses, their stages asking 500 req/s.
+core::RunResult staged_over_two_seconds(core::RunResult r) {
+  core::LatencyInterval ramp;
+  ramp.length_s = 1;
+  ramp.count = 1000;
+  ramp.target_rps = 500;
+  r.intervals = {ramp, ramp};
+  return r;
+}
+
 TEST(Analyse, AStagedRunIsJudgedAtItsBusiestSampleNotItsMean) {
   core::RunResult r = testing::synthetic_open_run(1000, 2.0);
   r.use = testing::synthetic_closed_run(4, 100, 1.0, 0, 50.0).use;  // a sampled host
@@ -185,12 +195,7 @@ TEST(Analyse, AStagedRunIsJudgedAtItsBusiestSampleNotItsMean) {
   const RunDocument flat = analyse_run("u", "now", {}, {r}, {});
   ASSERT_TRUE(flat.level.saturated);
   EXPECT_NE(flat.level.saturated->resource, "cpu");  // a constant rate: the mean is the figure
-  core::LatencyInterval ramp;
-  ramp.length_s = 1;
-  ramp.count = 1000;
-  ramp.target_rps = 500;
-  r.intervals = {ramp, ramp};
-  const RunDocument staged = analyse_run("u", "now", {}, {r}, {});
+  const RunDocument staged = analyse_run("u", "now", {}, {staged_over_two_seconds(r)}, {});
   ASSERT_TRUE(staged.level.saturated);
   EXPECT_EQ(staged.level.saturated->resource, "cpu") << staged.level.saturated->detail;
   EXPECT_NE(staged.level.saturated->rule.find("--stages: each host figure is its busiest sample"),
@@ -210,12 +215,7 @@ TEST(Analyse, AStagedRunJudgesTheClientAtItsBusiestSecond) {
   ASSERT_TRUE(flat.level.saturated);
   EXPECT_NE(flat.level.saturated->resource, "client");  // a constant rate: the mean is the figure
   EXPECT_FALSE(flat.level.median.client_busiest_second_thread_cpu_demand);
-  core::LatencyInterval ramp;
-  ramp.length_s = 1;
-  ramp.count = 1000;
-  ramp.target_rps = 500;
-  r.intervals = {ramp, ramp};
-  const RunDocument staged = analyse_run("u", "now", {}, {r}, {});
+  const RunDocument staged = analyse_run("u", "now", {}, {staged_over_two_seconds(r)}, {});
   ASSERT_TRUE(staged.level.saturated);
   EXPECT_EQ(staged.level.saturated->resource, "client") << staged.level.saturated->detail;
   EXPECT_NE(staged.level.saturated->rule.find("the client's busiest thread is read at its busiest "
