@@ -2,6 +2,7 @@
 
 #include <time.h>
 
+#include <algorithm>
 #include <cstdio>
 
 namespace knee::core {
@@ -21,13 +22,31 @@ const ClockSource& steady_clock_source() {
 }
 
 Nanos thread_cpu_time() { return read_clock(CLOCK_THREAD_CPUTIME_ID); }
-Nanos thread_runqueue_wait() {
+std::optional<Nanos> thread_runqueue_wait() {
   std::FILE* f = std::fopen("/proc/thread-self/schedstat", "r");
-  if (f == nullptr) return Nanos(0);
+  if (f == nullptr) return std::nullopt;
   unsigned long long on_cpu = 0, waiting = 0;
   int n = std::fscanf(f, "%llu %llu", &on_cpu, &waiting);
   std::fclose(f);
-  return Nanos(n == 2 ? static_cast<int64_t>(waiting) : 0);
+  if (n != 2) return std::nullopt;
+  return Nanos(static_cast<int64_t>(waiting));
+}
+
+ThreadCpuReading read_thread_cpu(int64_t spin_ns) {
+  return {thread_cpu_time(), thread_runqueue_wait(), spin_ns};
+}
+
+ThreadCpuShares thread_cpu_shares(const ThreadCpuReading& from, const ThreadCpuReading& to,
+                                  int64_t wall_ns) {
+  if (wall_ns <= 0) return {};
+  const double wall = static_cast<double>(wall_ns);
+  const double work_ns =
+      std::max(0.0, static_cast<double>((to.cpu - from.cpu).count() - (to.spin_ns - from.spin_ns)));
+  const double wait_ns = from.runqueue_wait && to.runqueue_wait
+                             ? std::max(0.0, static_cast<double>(
+                                                 (*to.runqueue_wait - *from.runqueue_wait).count()))
+                             : 0.0;
+  return {std::min(1.0, work_ns / wall), std::min(1.0, (work_ns + wait_ns) / wall)};
 }
 
 double wall_clock_s() {

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 
 namespace knee::core {
 
@@ -42,8 +43,28 @@ const ClockSource& steady_clock_source();
 Nanos thread_cpu_time();
 // Time the calling thread has spent runnable but waiting for a CPU (the run queue), in ns, from
 // /proc/thread-self/schedstat (second field; kernel Documentation/scheduler/sched-stats.rst).
-// 0 when the kernel does not provide it. CPU time + this wait = the CPU the thread asked for.
-Nanos thread_runqueue_wait();
+// nullopt when the kernel does not provide it or it cannot be read (no file descriptor left).
+// CPU time + this wait = the CPU the thread asked for.
+std::optional<Nanos> thread_runqueue_wait();
+
+// What the calling thread had used at one moment, for its share of a core between two moments.
+struct ThreadCpuReading {
+  Nanos cpu{0};                        // thread_cpu_time()
+  std::optional<Nanos> runqueue_wait;  // thread_runqueue_wait()
+  int64_t spin_ns = 0;  // of the CPU time, busy-polling on purpose (the caller's count), ns
+};
+ThreadCpuReading read_thread_cpu(int64_t spin_ns);
+
+// A thread's use of a core between two readings `wall_ns` of wall time apart, each 0..1:
+// `share` its CPU time less spin (spinning is waiting on purpose: neither work nor demand),
+// `demand` that plus its run-queue wait, the CPU it asked for (left out when either reading
+// lacks it). Both 0 when wall_ns <= 0.
+struct ThreadCpuShares {
+  double share = 0;
+  double demand = 0;
+};
+ThreadCpuShares thread_cpu_shares(const ThreadCpuReading& from, const ThreadCpuReading& to,
+                                  int64_t wall_ns);
 // The wall clock (std::chrono::system_clock: it may step) in seconds since the Unix epoch: for
 // start times recorded in reports and logs and for starting together with other processes,
 // never for measuring an interval.

@@ -174,11 +174,13 @@ struct RunStats {
   // wall time, 0..1 (max over workers): how much of a core it asked for. At 0.9 or more the
   // client, not the server, set the pace (it was busy, or another process held its CPU).
   double max_thread_cpu_demand = 0;
-  // The same demand over the busiest second of the measured phase: each worker thread's demand
-  // over consecutive windows of at least 1 s from the phase's start, 0..1 (max over windows and
-  // workers); 0 when no window completed (a phase under 1 s). The phase's mean dilutes a stretch
-  // of overload (--stages ramping past what one thread can send); this does not.
-  double busiest_second_thread_cpu_demand = 0;
+  // The same demand over the busiest second of the measured phase, 0..1 (max over windows and
+  // workers): with per-second intervals (always with --stages) each worker measures it over
+  // windows that end at the interval boundaries and at the phase's end, those of 0.5 s or more
+  // (the first and last may be shorter than 1 s); 0 without intervals or with no such window.
+  // The phase's mean dilutes a stretch of overload (--stages ramping past what one thread can
+  // send); this does not.
+  double max_thread_cpu_demand_1s = 0;
   // Measured requests sent before the measured phase ended (open loop: the achieved rate), those
   // sent more than 1 ms after their intended time, and the largest number of requests due but
   // waiting for a connection (open loop).

@@ -24,8 +24,9 @@ constexpr auto kConnectRetryDelay = std::chrono::milliseconds(10);
 constexpr auto kStalledConnect = std::chrono::milliseconds(100);
 // Longest gap between two iterations of the loop counted as busy-polling (--spin).
 constexpr int64_t kMaxSpinIterationNs = 50'000;
-// The window of the busiest-second demand (RunStats::busiest_second_thread_cpu_demand).
-constexpr core::Nanos kCpuWindow = std::chrono::seconds(1);
+// The shortest CPU window that counts towards RunStats::max_thread_cpu_demand_1s: the first and
+// last windows of the phase may be shorter than its 1 s intervals.
+constexpr int64_t kMinCpuWindowNs = 500'000'000;
 
 // How often busy requests are checked against the timeout: a tenth of it, 1..100 ms.
 core::Nanos timeout_tick(core::Nanos timeout) {
@@ -69,8 +70,7 @@ Status LoadWorker::run() {
   const core::ClockSource& clock = *config_.clock;
   const Phases& phases = config_.phases;
   const core::Nanos tick = timeout_tick(config_.timeout);
-  const core::Nanos cpu_start = core::thread_cpu_time();
-  const core::Nanos wait_start = core::thread_runqueue_wait();
+  const core::ThreadCpuReading cpu_start = core::read_thread_cpu(0);
   const TimePoint wall_start = clock.now();
   TimePoint now = wall_start;
   in_system_.change(now, 0);
@@ -97,9 +97,9 @@ Status LoadWorker::run() {
       if (spun_ns < kMaxSpinIterationNs) stats_.client_spin_ns += spun_ns;
       spin_since.reset();
     }
-    if (now >= phases.measure_from && !stopping_ &&
-        (!cpu_window_.open || now - cpu_window_.start >= kCpuWindow)) {
-      sample_cpu_window(now);
+    if (intervals && cpu_window_.state == CpuWindow::kNotYet && now >= phases.measure_from &&
+        !stopping_) {
+      sample_cpu_window(now, /*last=*/false);
     }
     if (!stopping_ && config_.interrupt != nullptr &&
         config_.interrupt->load(std::memory_order_relaxed)) {
@@ -133,9 +133,13 @@ Status LoadWorker::run() {
       next_tick = now + tick;
     }
     // Interval boundaries inside the measured phase; the last interval stays open to the end.
-    while (intervals && interval_end_ < phases.measure_until && now >= interval_end_) {
-      flush_interval();
-      interval_end_ += config_.interval;
+    // The client's CPU windows end at the same boundaries.
+    if (intervals && interval_end_ < phases.measure_until && now >= interval_end_) {
+      while (interval_end_ < phases.measure_until && now >= interval_end_) {
+        flush_interval();
+        interval_end_ += config_.interval;
+      }
+      sample_cpu_window(now, /*last=*/false);
     }
     retries_.pop_due(now, [&](Retry r) {
       if (conns_[r.conn].generation != r.generation) return;
@@ -212,17 +216,13 @@ Status LoadWorker::run() {
   if (config_.live != nullptr) {
     while (!config_.live->publish(stats_)) std::this_thread::yield();
   }
-  const int64_t cpu_ns = (core::thread_cpu_time() - cpu_start).count();
-  stats_.client_cpu_ns = cpu_ns;
+  const core::ThreadCpuReading cpu_end = core::read_thread_cpu(stats_.client_spin_ns);
+  stats_.client_cpu_ns = (cpu_end.cpu - cpu_start.cpu).count();
   stats_.client_wall_ns = core::elapsed_ns(wall_start, clock.now());
-  if (stats_.client_wall_ns > 0) {
-    const double wall = static_cast<double>(stats_.client_wall_ns);
-    const double wait_ns = static_cast<double>((core::thread_runqueue_wait() - wait_start).count());
-    // Spinning is waiting on purpose: it counts as neither work nor demand for a core.
-    const double work_ns = std::max(0.0, static_cast<double>(cpu_ns - stats_.client_spin_ns));
-    stats_.max_thread_cpu_share = work_ns / wall;
-    stats_.max_thread_cpu_demand = std::min(1.0, (work_ns + wait_ns) / wall);
-  }
+  const core::ThreadCpuShares shares =
+      core::thread_cpu_shares(cpu_start, cpu_end, stats_.client_wall_ns);
+  stats_.max_thread_cpu_share = shares.share;
+  stats_.max_thread_cpu_demand = shares.demand;
   loop_ = nullptr;
   return status;
 }
@@ -1089,28 +1089,28 @@ void LoadWorker::close_unbusy(TimePoint now) {
 }
 
 void LoadWorker::begin_stopping(TimePoint now) {
+  if (cpu_window_.state == CpuWindow::kOpen) sample_cpu_window(now, /*last=*/true);
   stopping_ = true;
   feeder_->stop(*this, now);
 }
 
-// Closes the open CPU window (at least kCpuWindow long) into the busiest-second demand, by the
-// same arithmetic as the phase's demand at the end of run(), and opens the next at `now`. Two
-// clock reads and one /proc read a second.
-void LoadWorker::sample_cpu_window(TimePoint now) {
-  const core::Nanos cpu = core::thread_cpu_time();
-  const core::Nanos wait = core::thread_runqueue_wait();
-  if (cpu_window_.open) {
-    const double wall = static_cast<double>(core::elapsed_ns(cpu_window_.start, now));
-    const double work_ns = std::max(
-        0.0, static_cast<double>((cpu - cpu_window_.cpu).count() -
-                                 (stats_.client_spin_ns - cpu_window_.spin_ns)));
-    const double wait_ns = static_cast<double>((wait - cpu_window_.runqueue_wait).count());
-    if (wall > 0) {
-      stats_.busiest_second_thread_cpu_demand = std::max(
-          stats_.busiest_second_thread_cpu_demand, std::min(1.0, (work_ns + wait_ns) / wall));
+// Closes the open CPU window into RunStats::max_thread_cpu_demand_1s when it lasted at least
+// kMinCpuWindowNs, and opens the next at `now` unless it was the `last`. Called at the measured
+// phase's start, at each interval boundary inside it and at its end: two clock reads and one
+// /proc read a second.
+void LoadWorker::sample_cpu_window(TimePoint now, bool last) {
+  const core::ThreadCpuReading reading = core::read_thread_cpu(stats_.client_spin_ns);
+  if (cpu_window_.state == CpuWindow::kOpen) {
+    const int64_t wall_ns = core::elapsed_ns(cpu_window_.start, now);
+    if (wall_ns >= kMinCpuWindowNs) {
+      stats_.max_thread_cpu_demand_1s =
+          std::max(stats_.max_thread_cpu_demand_1s,
+                   core::thread_cpu_shares(cpu_window_.from, reading, wall_ns).demand);
     }
   }
-  cpu_window_ = {now, cpu, wait, stats_.client_spin_ns, true};
+  cpu_window_.state = last ? CpuWindow::kDone : CpuWindow::kOpen;
+  cpu_window_.start = now;
+  cpu_window_.from = reading;
 }
 
 void LoadWorker::flush_interval() {

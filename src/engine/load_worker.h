@@ -293,17 +293,16 @@ class LoadWorker final : public ConnectionPool, private http::H2Client::Listener
   core::TimePoint interval_last_{};       // the last response recorded into interval_hist_
   uint64_t interval_errors_flushed_ = 0;  // stats_.total_errors() at the last interval's end
   core::TimePoint interval_end_{};
-  // The open window of stats_.busiest_second_thread_cpu_demand: where it began on the worker's
-  // clock, and the thread's CPU, run-queue wait and spin time there.
+  // The client's CPU window (stats_.max_thread_cpu_demand_1s), with intervals only: opened when
+  // the measured phase starts, closed and reopened at each interval boundary, closed for good
+  // when the worker begins stopping.
   struct CpuWindow {
+    enum State { kNotYet, kOpen, kDone } state = kNotYet;
     core::TimePoint start{};
-    core::Nanos cpu{0};
-    core::Nanos runqueue_wait{0};
-    int64_t spin_ns = 0;
-    bool open = false;
+    core::ThreadCpuReading from;
   };
   CpuWindow cpu_window_;
-  void sample_cpu_window(core::TimePoint now);
+  void sample_cpu_window(core::TimePoint now, bool last);
 };
 
 }  // namespace knee::engine

@@ -187,6 +187,32 @@ bool kept_schedule(const RunFigures& r) {
 // that rule each out. Regression (a new user's trial): everything that was not a pool full half
 // the phase was blamed on the client, at 3-7 % of a core, with the target gone or the pool full
 // in the last stages of --stages.
+// A --stages run: its arrival rate changes over the phase, so its means dilute the busiest stretch.
+bool staged(const core::RunResult& r) {
+  return std::any_of(r.intervals.begin(), r.intervals.end(),
+                     [](const core::LatencyInterval& i) { return i.target_rps > 0; });
+}
+
+// The client's busiest second (RunStats::max_thread_cpu_demand_1s) where the rules read it: a
+// --stages run that measured one.
+std::optional<double> demand_1s_of(const core::RunResult& r) {
+  if (!staged(r) || r.stats.max_thread_cpu_demand_1s <= 0) return std::nullopt;
+  return r.stats.max_thread_cpu_demand_1s;
+}
+
+// The busiest client thread's demand for a core that the rules read, 0..1: the phase's mean, or
+// its busiest second when there is one (--stages) and it is higher; `busiest_second` says which.
+// Regression: a --stages ramp past what one thread can send averaged the client down with its
+// quiet stages and named nothing.
+struct ClientDemand {
+  double share = 0;
+  bool busiest_second = false;
+};
+ClientDemand client_demand(double mean, std::optional<double> busiest_second) {
+  if (busiest_second && *busiest_second > mean) return {*busiest_second, true};
+  return {mean, false};
+}
+
 std::string shortfall_cause(const RunFigures& r) {
   const OpenLoopFigures& o = *r.open;
   const analysis::SaturationThresholds t{};
@@ -196,9 +222,10 @@ std::string shortfall_cause(const RunFigures& r) {
         "after it), so the schedule's requests had nowhere to go",
         r.unreachable->since_s, r.unreachable->connect_failures);
   }
-  const double demand = std::max(r.client_max_thread_cpu_demand,
-                                 r.client_busiest_second_thread_cpu_demand.value_or(0));
-  const char* when = r.client_busiest_second_thread_cpu_demand ? " in its busiest second" : "";
+  const ClientDemand busiest =
+      client_demand(r.client_max_thread_cpu_demand, r.client_max_thread_cpu_demand_1s);
+  const double demand = busiest.share;
+  const char* when = busiest.busiest_second ? " in its busiest second" : "";
   const bool client_busy = demand >= t.client_thread_cpu_share;
   if (o.pool_full_share >= t.pool_full_share ||
       (o.pool_full_share >= kPoolShortfallShare && !client_busy)) {
@@ -327,26 +354,11 @@ core::ResourceUse peak_use(const core::ResourceUse& u) {
   return p;
 }
 
-// A --stages run: its arrival rate changes over the phase, so its means dilute the busiest stretch.
-bool staged(const core::RunResult& r) {
-  return std::any_of(r.intervals.begin(), r.intervals.end(),
-                     [](const core::LatencyInterval& i) { return i.target_rps > 0; });
-}
-
-// The busiest client thread's demand for a core that the saturation rule reads: over the phase,
-// or for --stages over its busiest second when one was measured. Regression: a --stages ramp past
-// what one thread can send averaged the client down with its quiet stages and named nothing.
-double client_thread_demand(const core::RunResult& r) {
-  const core::RunStats& s = r.stats;
-  return staged(r) ? std::max(s.max_thread_cpu_demand, s.busiest_second_thread_cpu_demand)
-                   : s.max_thread_cpu_demand;
-}
-
 // What knee saw of itself and of the path to the target, for the saturation rule.
 core::ClientUse client_use(const core::RunResult& r) {
   const core::RunStats& s = r.stats;
   core::ClientUse c;
-  c.max_thread_cpu_share = client_thread_demand(r);
+  c.max_thread_cpu_share = client_demand(s.max_thread_cpu_demand, demand_1s_of(r)).share;
   c.cpu_cores = r.client_cpu_cores();
   c.own_retransmits = s.tcp_retransmits;
   c.own_segments_out = s.tcp_segments_out;
@@ -453,9 +465,7 @@ RunFigures run_figures(const core::RunResult& r) {
   f.client_cpu_cores = r.client_cpu_cores();
   f.client_max_thread_cpu = s.max_thread_cpu_share;
   f.client_max_thread_cpu_demand = s.max_thread_cpu_demand;
-  if (staged(r) && s.busiest_second_thread_cpu_demand > 0) {
-    f.client_busiest_second_thread_cpu_demand = s.busiest_second_thread_cpu_demand;
-  }
+  f.client_max_thread_cpu_demand_1s = demand_1s_of(r);
   f.client_spin_ns = s.client_spin_ns;
   f.loop_lag_ns = latency_summary(s.loop_lag_ns);
   f.interrupted = r.interrupted;
@@ -526,12 +536,14 @@ LevelFigures level_figures(const std::vector<core::RunResult>& runs,
   analysis::SaturationVerdict v = analysis::name_saturated_resource(
       run.use ? (stages ? peak_use(*run.use) : *run.use) : core::ResourceUse{}, client_use(run), {},
       previous_use);
-  if (stages) {
-    v.rule += run.use ? "; --stages: each host figure is its busiest sample and the client's "
-                        "busiest thread its busiest second, not the phase's mean, which the "
-                        "stages' changing rate would dilute"
-                      : "; --stages: the client's busiest thread is read at its busiest second, "
-                        "not the phase's mean, which the stages' changing rate would dilute";
+  const bool client_1s =
+      client_demand(run.stats.max_thread_cpu_demand, demand_1s_of(run)).busiest_second;
+  if (stages && (run.use || client_1s)) {
+    v.rule += fmt::format(
+        "; --stages: {}{}{}, not the phase's mean, which the stages' changing rate would dilute",
+        run.use ? "each host figure is its busiest sample" : "",
+        run.use && client_1s ? " and " : "",
+        client_1s ? "the client's busiest thread is read at its busiest second" : "");
   }
   l.saturated = SaturatedFigures{v.resource, v.detail, v.evidence, v.rule, v.warnings};
   l.notes = run_notes(l.median);

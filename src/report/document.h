@@ -274,9 +274,9 @@ struct RunFigures {
   double client_max_thread_cpu = 0;
   double client_max_thread_cpu_demand = 0;
   // --stages only: the busiest client thread's demand over its busiest second, 0..1
-  // (RunStats::busiest_second_thread_cpu_demand), which the saturation rule reads there in place
+  // (RunStats::max_thread_cpu_demand_1s), which the saturation rule reads there in place
   // of the phase's mean; absent without --stages or when no second completed.
-  std::optional<double> client_busiest_second_thread_cpu_demand;
+  std::optional<double> client_max_thread_cpu_demand_1s;
   int64_t client_spin_ns = 0;
   LatencySummary loop_lag_ns;
   bool interrupted = false;

@@ -181,7 +181,7 @@ void describe(Io& io, RunStats& s) {
   io("client_spin_ns", s.client_spin_ns);
   io("max_thread_cpu_share", s.max_thread_cpu_share);
   io("max_thread_cpu_demand", s.max_thread_cpu_demand);
-  later_counter(io, "busiest_second_thread_cpu_demand", s.busiest_second_thread_cpu_demand);
+  later_counter(io, "max_thread_cpu_demand_1s", s.max_thread_cpu_demand_1s);
   io("sent_in_phase", s.sent_in_phase);
   io("ok_completed_in_phase", s.ok_completed_in_phase);
   io("late", s.late);

@@ -515,9 +515,9 @@ std::string render_run_text(const RunDocument& doc) {
             : std::string("differs by more than 5%"));
   }
   const std::string busiest_second =
-      r.client_busiest_second_thread_cpu_demand
+      r.client_max_thread_cpu_demand_1s
           ? fmt::format(" ({:.0f}% in its busiest second)",
-                        100 * *r.client_busiest_second_thread_cpu_demand)
+                        100 * *r.client_max_thread_cpu_demand_1s)
           : "";
   out += fmt::format(
       "  client CPU   {:.2f} cores; busiest thread used {:.0f}% of a core and "

@@ -38,6 +38,19 @@ TEST(RunStats, MergeEqualsRecordingBoth) {
   EXPECT_EQ(a.client_wall_ns, both.client_wall_ns);
 }
 
+// Each worker thread's shares are its own: the run keeps the busiest thread's, over the phase and
+// over its busiest second alike (max, not sum).
+TEST(RunStats, MergeKeepsTheBusiestThreadsShares) {
+  RunStats a, b;
+  a.max_thread_cpu_demand = 0.4;
+  a.max_thread_cpu_demand_1s = 0.95;
+  b.max_thread_cpu_demand = 0.6;
+  b.max_thread_cpu_demand_1s = 0.7;
+  a.merge(b);
+  EXPECT_EQ(a.max_thread_cpu_demand, 0.6);
+  EXPECT_EQ(a.max_thread_cpu_demand_1s, 0.95);
+}
+
 TEST(RunStats, ConnectAndStatusErrorsAreNotRequestFailures) {
   RunStats s;
   s.count_error(ErrorKind::kConnect, "ECONNREFUSED");

@@ -81,19 +81,27 @@ TEST(OpenLoop, SpinningKeepsTheScheduleAndIsCountedApartFromClientLoad) {
   expect_accounted(s);
 }
 
-// The busiest second's demand (what --stages judges the client by) is measured over whole seconds
-// of the measured phase only: none in a phase under a second, a share of a core in a longer one.
-TEST(OpenLoop, TheClientsBusiestSecondIsMeasuredOverWholeSeconds) {
+// The busiest second's demand (what --stages judges the client by) is measured over windows
+// that end at the 1 s interval boundaries and at the phase's end, those of 0.5 s or more. The
+// phase's last window counts (regression: it was dropped, and on a ramp it is the busiest).
+TEST(OpenLoop, TheClientsBusiestSecondCountsWindowsOfHalfASecondOrMore) {
   ScriptedServer server(
       [](int, int, const std::string&) { return Action::respond(testing::ok_response()); });
-  auto short_run = run_load(open_loop(server.url("/"), 500, 16, 400ms));
-  ASSERT_TRUE(short_run) << short_run.status().message();
-  EXPECT_EQ(short_run->stats.busiest_second_thread_cpu_demand, 0.0);
-  auto long_run = run_load(open_loop(server.url("/"), 500, 16, 1300ms));
-  ASSERT_TRUE(long_run) << long_run.status().message();
-  EXPECT_GT(long_run->stats.busiest_second_thread_cpu_demand, 0.0);
-  EXPECT_LE(long_run->stats.busiest_second_thread_cpu_demand, 1.0);
-  expect_accounted(long_run->stats);
+  LoadOptions o = open_loop(server.url("/"), 500, 16, 300ms);
+  o.interval = 1s;
+  auto too_short = run_load(o);
+  ASSERT_TRUE(too_short) << too_short.status().message();
+  EXPECT_EQ(too_short->stats.max_thread_cpu_demand_1s, 0.0);
+  o.duration = 600ms;
+  auto one_window = run_load(o);
+  ASSERT_TRUE(one_window) << one_window.status().message();
+  EXPECT_GT(one_window->stats.max_thread_cpu_demand_1s, 0.0);
+  EXPECT_LE(one_window->stats.max_thread_cpu_demand_1s, 1.0);
+  expect_accounted(one_window->stats);
+  o.interval = 0s;  // no intervals, no windows: only --stages (which has them) reads it
+  auto unsampled = run_load(o);
+  ASSERT_TRUE(unsampled) << unsampled.status().message();
+  EXPECT_EQ(unsampled->stats.max_thread_cpu_demand_1s, 0.0);
 }
 
 // A host whose sleeping threads wake 2 ms late (a halted vCPU that the hypervisor wakes slowly):

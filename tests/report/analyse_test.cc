@@ -210,18 +210,18 @@ TEST(Analyse, AStagedRunIsJudgedAtItsBusiestSampleNotItsMean) {
 TEST(Analyse, AStagedRunJudgesTheClientAtItsBusiestSecond) {
   core::RunResult r = testing::synthetic_open_run(1000, 2.0);
   r.stats.max_thread_cpu_demand = 0.5;
-  r.stats.busiest_second_thread_cpu_demand = 0.97;
+  r.stats.max_thread_cpu_demand_1s = 0.97;
   const RunDocument flat = analyse_run("u", "now", {}, {r}, {});
   ASSERT_TRUE(flat.level.saturated);
   EXPECT_NE(flat.level.saturated->resource, "client");  // a constant rate: the mean is the figure
-  EXPECT_FALSE(flat.level.median.client_busiest_second_thread_cpu_demand);
+  EXPECT_FALSE(flat.level.median.client_max_thread_cpu_demand_1s);
   const RunDocument staged = analyse_run("u", "now", {}, {staged_over_two_seconds(r)}, {});
   ASSERT_TRUE(staged.level.saturated);
   EXPECT_EQ(staged.level.saturated->resource, "client") << staged.level.saturated->detail;
   EXPECT_NE(staged.level.saturated->rule.find("the client's busiest thread is read at its busiest "
                                               "second"),
             std::string::npos);
-  EXPECT_EQ(staged.level.median.client_busiest_second_thread_cpu_demand, 0.97);
+  EXPECT_EQ(staged.level.median.client_max_thread_cpu_demand_1s, 0.97);
   EXPECT_EQ(staged.level.median.client_max_thread_cpu_demand, 0.5);  // printed as measured
 }
 

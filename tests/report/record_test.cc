@@ -30,7 +30,7 @@ core::RunResult full_run() {
   s.unsolicited_bytes = 12;
   s.unsolicited_closes = 3;
   s.max_thread_cpu_demand = 0.5;
-  s.busiest_second_thread_cpu_demand = 0.96;
+  s.max_thread_cpu_demand_1s = 0.96;
   s.last_ok_ns = 1'999'000'000;
   core::EndpointStats e;
   e.name = "GET /a";
@@ -78,7 +78,7 @@ TEST(RunRecord, EveryFigureSurvivesJson) {
   EXPECT_EQ(b.stats.late_with_connection_free, 6u);
   EXPECT_EQ(b.stats.unsolicited_bytes, 12u);
   EXPECT_EQ(b.stats.unsolicited_closes, 3u);
-  EXPECT_DOUBLE_EQ(b.stats.busiest_second_thread_cpu_demand, 0.96);
+  EXPECT_DOUBLE_EQ(b.stats.max_thread_cpu_demand_1s, 0.96);
   EXPECT_EQ(back->host, "loadgen-2");
   EXPECT_EQ(back->part, 1);
   EXPECT_EQ(back->parts, 3);
