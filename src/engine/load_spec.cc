@@ -301,6 +301,18 @@ Status LoadSpec::stage_options(LoadOptions& o) const {
         "warmup", fmt::format("-w {} leaves nothing of the stages' {:.3f} s to measure", warmup,
                               std::chrono::duration<double>(profile.total()).count()));
   }
+  // As -r with -d: a measured part that intends no request would measure nothing and pass
+  // --strict. Regression (a new user's trial): --stages 1ns:100 ran and printed 139.70 GiB/s.
+  const double total_ns = static_cast<double>(profile.total().count());
+  const double measured_arrivals =
+      profile.arrivals_until(total_ns) -
+      profile.arrivals_until(static_cast<double>(core::Nanos(o.warmup).count()));
+  if (measured_arrivals < 1) {
+    return Status::invalid_field(
+        "stages", fmt::format("'{}' intends {:.3g} requests after the warm-up, fewer than one: give "
+                              "longer stages or higher rates, e.g. '10s:100'",
+                              stages, measured_arrivals));
+  }
   o.stages = std::move(parsed_stages).value();
   o.rate_rps = profile.peak_rps();
   o.duration = profile.total() - o.warmup;

@@ -218,6 +218,24 @@ TEST(LoadSpec, StagesSetThePeakRateAndTheMeasuredPhaseIsTheirTotalLessTheWarmup)
   EXPECT_EQ(s.to_options().status().field(), "stages");
 }
 
+// Regression (a new user's trial): stages that intend no request after the warm-up ran (1ns:100
+// printed 139.70 GiB/s and 0 req/s), where -r 100 -d 1ms is refused.
+TEST(LoadSpec, StagesThatIntendNoMeasuredRequestAreRefused) {
+  LoadSpec s = spec();
+  for (const char* stages : {"1ns:100", "5ms:100"}) {  // 5e-8 and 0.25 intended requests
+    s.stages = stages;
+    auto o = s.to_options();
+    ASSERT_FALSE(o) << stages;
+    EXPECT_EQ(o.status().field(), "stages");
+    EXPECT_NE(o.status().message().find("fewer than one"), std::string::npos) << o.status().message();
+  }
+  s.stages = "500ms:100";  // 25 requests: 0 -> 100 req/s over 0.5 s
+  EXPECT_TRUE(s.to_options());
+  s.warmup = "499ms";
+  s.warmup_given = true;  // leaves 0.1 of a request to measure
+  EXPECT_EQ(s.to_options().status().field(), "stages");
+}
+
 TEST(LoadSpec, AMixOfRatesIsAnOpenLoopAtTheirSum) {
   LoadSpec s = spec();
   s.mix = "GET /a=30/s,GET /b=10/s";
