@@ -134,6 +134,10 @@ INSTANTIATE_TEST_SUITE_P(
         BadInput{{"run", "http://127.0.0.1:1/", "--stack", "--server-pid", "1"},
                  "--server-pid and --stack"},
         BadInput{{"run", "--stack", "--scenario", "name=a url=http://127.0.0.1:1/"}, "--stack"},
+        // Regression (a new user's trial): the engine's "the open loop's rate must be the
+        // stages' peak" spoke for the command line.
+        BadInput{{"run", "--stages", "1s:100", "--scenario", "name=a url=http://127.0.0.1:1/ r=10"},
+                 "--stages with --scenario: not together yet"},
         BadInput{{"run", "http://127.0.0.1:1/", "--arrival", "poisson"}, "--arrival"},
         BadInput{{"run", "http://127.0.0.1:1/", "--seed", "7"}, "--seed"},
         BadInput{{"run", "http://127.0.0.1:1/", "--strict"}, "--strict"},
