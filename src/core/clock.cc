@@ -42,10 +42,10 @@ ThreadCpuShares thread_cpu_shares(const ThreadCpuReading& from, const ThreadCpuR
   const double wall = static_cast<double>(wall_ns);
   const double work_ns =
       std::max(0.0, static_cast<double>((to.cpu - from.cpu).count() - (to.spin_ns - from.spin_ns)));
-  const double wait_ns = from.runqueue_wait && to.runqueue_wait
-                             ? std::max(0.0, static_cast<double>(
-                                                 (*to.runqueue_wait - *from.runqueue_wait).count()))
-                             : 0.0;
+  const double wait_ns =
+      from.runqueue_wait && to.runqueue_wait
+          ? std::max(0.0, static_cast<double>((*to.runqueue_wait - *from.runqueue_wait).count()))
+          : 0.0;
   return {std::min(1.0, work_ns / wall), std::min(1.0, (work_ns + wait_ns) / wall)};
 }
 

@@ -130,8 +130,7 @@ void RunStats::merge(const RunStats& other) {
   loop_lag_ns.merge(other.loop_lag_ns);
   max_thread_cpu_share = std::max(max_thread_cpu_share, other.max_thread_cpu_share);
   max_thread_cpu_demand = std::max(max_thread_cpu_demand, other.max_thread_cpu_demand);
-  max_thread_cpu_demand_1s =
-      std::max(max_thread_cpu_demand_1s, other.max_thread_cpu_demand_1s);
+  max_thread_cpu_demand_1s = std::max(max_thread_cpu_demand_1s, other.max_thread_cpu_demand_1s);
   sent_in_phase += other.sent_in_phase;
   ok_completed_in_phase += other.ok_completed_in_phase;
   late += other.late;

@@ -309,9 +309,10 @@ Status LoadSpec::stage_options(LoadOptions& o) const {
       profile.arrivals_until(static_cast<double>(core::Nanos(o.warmup).count()));
   if (measured_arrivals < 1) {
     return Status::invalid_field(
-        "stages", fmt::format("'{}' intends {:.3g} requests after the warm-up, fewer than one: give "
-                              "longer stages or higher rates, e.g. '10s:100'",
-                              stages, measured_arrivals));
+        "stages",
+        fmt::format("'{}' intends {:.3g} requests after the warm-up, fewer than one: give "
+                    "longer stages or higher rates, e.g. '10s:100'",
+                    stages, measured_arrivals));
   }
   o.stages = std::move(parsed_stages).value();
   o.rate_rps = profile.peak_rps();

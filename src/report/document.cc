@@ -314,8 +314,7 @@ void describe(Io& io, RunFigures& r) {
   io("client_cpu_cores", r.client_cpu_cores);
   io("client_max_thread_cpu", r.client_max_thread_cpu);
   io("client_max_thread_cpu_demand", r.client_max_thread_cpu_demand);
-  io.omittable("client_max_thread_cpu_demand_1s",
-               r.client_max_thread_cpu_demand_1s);
+  io.omittable("client_max_thread_cpu_demand_1s", r.client_max_thread_cpu_demand_1s);
   io("client_spin_ns", r.client_spin_ns);
   io("loop_lag_ns", r.loop_lag_ns);
   io("interrupted", r.interrupted);

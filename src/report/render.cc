@@ -514,11 +514,10 @@ std::string render_run_text(const RunDocument& doc) {
                                  "failed or timed out"))
             : std::string("differs by more than 5%"));
   }
-  const std::string busiest_second =
-      r.client_max_thread_cpu_demand_1s
-          ? fmt::format(" ({:.0f}% in its busiest second)",
-                        100 * *r.client_max_thread_cpu_demand_1s)
-          : "";
+  const std::string busiest_second = r.client_max_thread_cpu_demand_1s
+                                         ? fmt::format(" ({:.0f}% in its busiest second)",
+                                                       100 * *r.client_max_thread_cpu_demand_1s)
+                                         : "";
   out += fmt::format(
       "  client CPU   {:.2f} cores; busiest thread used {:.0f}% of a core and "
       "asked for {:.0f}%{}; event loop woke {} late at p99\n",

@@ -17,8 +17,8 @@ constexpr int64_t kSecondNs = 1'000'000'000;
 
 TEST(ThreadCpuShares, WorkIsCpuLessSpinAndDemandAddsTheRunQueueWait) {
   // 600 ms of CPU, 200 ms of it spinning, 100 ms waiting for a CPU, over 1 s.
-  const ThreadCpuShares s = thread_cpu_shares(reading(1000, 50, 300), reading(1600, 150, 500),
-                                              kSecondNs);
+  const ThreadCpuShares s =
+      thread_cpu_shares(reading(1000, 50, 300), reading(1600, 150, 500), kSecondNs);
   EXPECT_DOUBLE_EQ(s.share, 0.4);
   EXPECT_DOUBLE_EQ(s.demand, 0.5);
 }
@@ -26,8 +26,8 @@ TEST(ThreadCpuShares, WorkIsCpuLessSpinAndDemandAddsTheRunQueueWait) {
 TEST(ThreadCpuShares, AnUnreadableRunQueueLeavesTheWaitOut) {
   // Regression: an unreadable /proc (no descriptor left) read as a wait of 0, so the next good
   // reading made one window's wait the thread's whole life's, and the client read as saturated.
-  const ThreadCpuShares s = thread_cpu_shares(reading(0, std::nullopt, 0),
-                                              reading(300, 90'000, 0), kSecondNs);
+  const ThreadCpuShares s =
+      thread_cpu_shares(reading(0, std::nullopt, 0), reading(300, 90'000, 0), kSecondNs);
   EXPECT_DOUBLE_EQ(s.share, 0.3);
   EXPECT_DOUBLE_EQ(s.demand, 0.3);
   EXPECT_DOUBLE_EQ(

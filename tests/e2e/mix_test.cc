@@ -127,7 +127,8 @@ TEST(MixFlags, BadMixesAndStagesAreRefusedNamingTheFlag) {
            {{"--stages", "10s:100", "-r", "10"}, "--stages: not with -r, -d or -n"},
            {{"--stages", "10s"}, "--stages: '10s': '10s' is not DURATION:RATE"},
            {{"--stages", "1s:100", "-w", "2s"}, "-w/--warmup: -w 2s leaves nothing"},
-           {{"--stages", "1ns:100"}, "--stages: '1ns:100' intends 5e-08 requests after the warm-up"}}) {
+           {{"--stages", "1ns:100"},
+            "--stages: '1ns:100' intends 5e-08 requests after the warm-up"}}) {
     std::vector<std::string> argv = {KNEE_BINARY, "run", "http://127.0.0.1:9/"};
     argv.insert(argv.end(), args.begin(), args.end());
     auto r = run_process(argv);

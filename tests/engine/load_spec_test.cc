@@ -227,7 +227,8 @@ TEST(LoadSpec, StagesThatIntendNoMeasuredRequestAreRefused) {
     auto o = s.to_options();
     ASSERT_FALSE(o) << stages;
     EXPECT_EQ(o.status().field(), "stages");
-    EXPECT_NE(o.status().message().find("fewer than one"), std::string::npos) << o.status().message();
+    EXPECT_NE(o.status().message().find("fewer than one"), std::string::npos)
+        << o.status().message();
   }
   s.stages = "500ms:100";  // 25 requests: 0 -> 100 req/s over 0.5 s
   EXPECT_TRUE(s.to_options());

@@ -59,8 +59,7 @@ TEST(Requests, AClosedLoopSendsExactlyTheCountAcrossThreadsAndEndsThen) {
     // of a phase of a few tens of ms came a few ms late.
     const double max_latency_s = static_cast<double>(s.latency_ns.max()) / 1e9;
     EXPECT_LE(r->mean_in_system(), r->littles_n() * 1.01) << threads << " threads";
-    EXPECT_GE(r->mean_in_system(),
-              r->littles_n() * 0.99 - 4.0 * max_latency_s / r->duration_s)
+    EXPECT_GE(r->mean_in_system(), r->littles_n() * 0.99 - 4.0 * max_latency_s / r->duration_s)
         << threads << " threads";
     EXPECT_LE(r->mean_in_system(), 4.0 + 1e-9);
     // The intervals end with the phase's last response: the last is as long as what was left of
