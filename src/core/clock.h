@@ -53,6 +53,8 @@ struct ThreadCpuReading {
   std::optional<Nanos> runqueue_wait;  // thread_runqueue_wait()
   int64_t spin_ns = 0;  // of the CPU time, busy-polling on purpose (the caller's count), ns
 };
+// Reads the calling thread's CPU time and run-queue wait now; `spin_ns` is the caller's count of
+// its busy-polling so far, ns, carried into the reading.
 ThreadCpuReading read_thread_cpu(int64_t spin_ns);
 
 // A thread's use of a core between two readings `wall_ns` of wall time apart, each 0..1:

@@ -180,13 +180,6 @@ bool kept_schedule(const RunFigures& r) {
          kKeptScheduleShare * static_cast<double>(r.open->scheduled);
 }
 
-// Why an open-loop level fell behind its schedule, from the evidence, first match wins: the
-// target stopped answering; the pool was exhausted for a tenth of the phase or more while the
-// client had CPU to spare (the server's latency, analysis/saturation.h "pool"), or for half of
-// it whatever the client did; the client's busiest thread demanded a core; else the figures
-// that rule each out. Regression (a new user's trial): everything that was not a pool full half
-// the phase was blamed on the client, at 3-7 % of a core, with the target gone or the pool full
-// in the last stages of --stages.
 // A --stages run: its arrival rate changes over the phase, so its means dilute the busiest stretch.
 bool staged(const core::RunResult& r) {
   return std::any_of(r.intervals.begin(), r.intervals.end(),
@@ -213,6 +206,13 @@ ClientDemand client_demand(double mean, std::optional<double> busiest_second) {
   return {mean, false};
 }
 
+// Why an open-loop level fell behind its schedule, from the evidence, first match wins: the
+// target stopped answering; the pool was exhausted for a tenth of the phase or more while the
+// client had CPU to spare (the server's latency, analysis/saturation.h "pool"), or for half of
+// it whatever the client did; the client's busiest thread demanded a core; else the figures
+// that rule each out. Regression (a new user's trial): everything that was not a pool full half
+// the phase was blamed on the client, at 3-7 % of a core, with the target gone or the pool full
+// in the last stages of --stages.
 std::string shortfall_cause(const RunFigures& r) {
   const OpenLoopFigures& o = *r.open;
   const analysis::SaturationThresholds t{};
