@@ -533,7 +533,7 @@ std::string rule_text(const SaturationThresholds& t) {
       "the end, for at least {:g} s and {:g}% of the phase; client "
       "if the busiest client thread demands >= {:.0f}% of a core, or a paced client's send lag "
       "p99 exceeds {} while connections were free, more than {:g}% of its sends that late "
-      "counted from when a connection was free for them (then the numbers measure knee, not "
+      "counted from when a connection was idle for them (then the numbers measure knee, not "
       "the server); else cpu if the server process uses >= {:g}% of a core x min(its threads, "
       "CPUs), or its busiest thread >= {:g}% of a core, or, with processes behind it "
       "(--stack), the host's CPUs are >= {:.0f}% busy and the target's processes used >= {:.0f}% "
@@ -566,7 +566,8 @@ std::optional<double> unreachable_since(double duration_s, double last_ok_s,
 SaturationVerdict name_saturated_resource(const core::ResourceUse& use,
                                           const core::ClientUse& client,
                                           const SaturationThresholds& thresholds,
-                                          const core::ResourceUse* previous_level) {
+                                          const core::ResourceUse* previous_level,
+                                          const core::ResourceUse* means) {
   std::pair<const char*, Finding> findings[] = {
       {"unreachable", check_unreachable(client)},
       {"client", check_client(client, thresholds)},
@@ -600,7 +601,7 @@ SaturationVerdict name_saturated_resource(const core::ResourceUse& use,
   for (const auto& [resource, finding] : findings) {
     v.warnings.insert(v.warnings.end(), finding.warnings.begin(), finding.warnings.end());
   }
-  if (auto contention = host_contention(use, client, thresholds)) {
+  if (auto contention = host_contention(means != nullptr ? *means : use, client, thresholds)) {
     v.warnings.push_back(std::move(*contention));
   }
   if (named == nullptr && use.intervals == 0) {

@@ -26,7 +26,7 @@
 //   2. client       the busiest client worker thread demanded >= client_thread_cpu_share of a
 //                   core (90 %), or (open loop) the send lag's p99 was over max_send_lag_ns
 //                   (1 ms), more than client_late_share (1 %) of the sends were that late
-//                   counted from when a connection was free for them, and the pool was
+//                   counted from when a connection was idle for them, and the pool was
 //                   exhausted less than pool_full_share (half) of the phase. It comes early because
 //                   it invalidates the rest: the level measured knee.
 //   3. cpu          the server process used >= server_cpu_pct_per_core (90 %) of one core times
@@ -103,9 +103,9 @@ struct SaturationThresholds {
   // path is lossy or congested. A few retransmits are normal on a real network; 1 % is not.
   double tcp_retrans_share = 0.01;
   // Open loop: a send lag p99 above this is a client that did not keep its schedule, when more
-  // than client_late_share of the sends were also that late with a connection free for them
+  // than client_late_share of the sends were also that late with a connection idle for them
   // (ClientUse::late_with_connection_free_share, counted at engine's fixed 1 ms): lag spent
-  // waiting for the server's connections is not the client's.
+  // waiting for the server (its responses, its connects) is not the client's.
   double max_send_lag_ns = 1e6;
   double client_late_share = 0.01;
   // Open loop: share of the phase with the pool exhausted at or above which a late send is the
@@ -149,10 +149,15 @@ std::optional<double> unreachable_since(double duration_s, double last_ok_s,
                                         uint64_t connect_failures_after,
                                         const SaturationThresholds& thresholds = {});
 
+// means: the phase's means when `use` holds each figure at its busiest sample (--stages): the
+// host-contention warning subtracts the server's and knee's cores from the host's busy cores,
+// which must be figures of one span (regression: peaks less the client's mean overstated other
+// processes 5-10x); nullptr when `use` is the means.
 SaturationVerdict name_saturated_resource(const core::ResourceUse& use,
                                           const core::ClientUse& client,
                                           const SaturationThresholds& thresholds = {},
-                                          const core::ResourceUse* previous_level = nullptr);
+                                          const core::ResourceUse* previous_level = nullptr,
+                                          const core::ResourceUse* means = nullptr);
 
 // One level of an external benchmark (`knee sweep --exec`, engine/external.h) as the limit
 // rule below reads it: what the tool said about itself, and which disk is behind its files.

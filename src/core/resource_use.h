@@ -54,6 +54,9 @@ struct ProcessUse {
   // of one core, 0..100, taken per interval (the busiest thread of each) and then averaged: an
   // event loop at 100 % is saturated even when other cores idle.
   double busiest_thread_cpu_pct = kUnknown;
+  // max: the busiest thread's share in the interval where it was highest, % of one core (the
+  // figure --stages reads, when the rate at the top of a ramp matters, not the phase's mean).
+  double busiest_thread_cpu_max_pct = kUnknown;
   int threads = 0;  // max: most threads seen (status "Threads:"); 0 = unknown
   // CPUs its affinity lets it run on (status "Cpus_allowed_list:", e.g. 1 under taskset -c 0);
   // max over the intervals; 0 = unknown.
@@ -144,7 +147,7 @@ struct ClientUse {
   // Open loop: the schedule and the pool.
   bool open_loop = false;
   double send_lag_p99_ns = kUnknown;  // actual - intended send, p99
-  // Share of the measured sends more than 1 ms late with a connection free for them
+  // Share of the measured sends more than 1 ms late with a connection idle for them
   // (RunStats::late_with_connection_free over sent), 0..1: the lateness that was the client's.
   double late_with_connection_free_share = kUnknown;
   // Share of the measured phase in which every connection of the pool was busy or connecting

@@ -190,8 +190,9 @@ struct RunStats {
   uint64_t ok_completed_in_phase = 0;
   uint64_t late = 0;
   // Open loop: of the late sends, those more than 1 ms late counted from when a connection was
-  // there for them (their intended time, or the end of the pool's exhaustion if that was later):
-  // the client's own lateness, without the wait for the server's connections.
+  // idle for them (their intended time, or when some connection of the worker had been idle
+  // since, if that was later): the client's own lateness, without the wait for the server's
+  // responses and connects.
   uint64_t late_with_connection_free = 0;
   uint64_t max_backlog = 0;
   // Open loop: time during the measured phase in which every connection of the worker's pool

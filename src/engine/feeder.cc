@@ -45,9 +45,8 @@ void ClosedLoopFeeder::stop(ConnectionPool& pool, TimePoint now) {
 
 // ---- open loop ----
 
-void OpenLoopFeeder::start(ConnectionPool& pool, TimePoint now) {
+void OpenLoopFeeder::start(ConnectionPool& pool, TimePoint /*now*/) {
   slot_.assign(pool.slots(), Slot::kFree);
-  available_since_ = now;
   // Lowest slot first, so {conn} numbers grow from 0 as connections are needed.
   for (uint32_t i = pool.slots(); i-- > 0;) free_.push_back(i);
 }
@@ -89,7 +88,7 @@ void OpenLoopFeeder::dispatch(ConnectionPool& pool, TimePoint now) {
       if (slot_[i] != Slot::kIdle) continue;  // closed or reused since it was pushed
       const Due due = backlog_.front();
       backlog_.pop_front();
-      if (due.measured && now - std::max(due.intended, available_since_) > kLate) {
+      if (due.measured && now - std::max(due.intended, *idle_since_) > kLate) {
         ++pool.stats().late_with_connection_free;
       }
       set_slot(i, Slot::kBusy, now);
@@ -109,9 +108,14 @@ void OpenLoopFeeder::dispatch(ConnectionPool& pool, TimePoint now) {
 void OpenLoopFeeder::set_slot(uint32_t i, Slot to, TimePoint now) {
   if (slot_[i] == Slot::kOpening) --opening_;
   if (slot_[i] == Slot::kBusy) --busy_;
+  if (slot_[i] == Slot::kIdle) --idle_count_;
   if (to == Slot::kOpening) ++opening_;
   if (to == Slot::kBusy) ++busy_;
+  if (to == Slot::kIdle) ++idle_count_;
   slot_[i] = to;
+  // Read in dispatch() before the slot it takes turns busy, so it holds while one is idle.
+  if (idle_count_ == 0) idle_since_.reset();
+  if (idle_count_ > 0 && !idle_since_) idle_since_ = now;
   // Exhausted: no connection is idle or free to open; the ones connecting count as taken (a
   // server that closes after each response, or accepts slowly, keeps slots connecting).
   const bool full = busy_ + opening_ == slot_.size();
@@ -119,7 +123,6 @@ void OpenLoopFeeder::set_slot(uint32_t i, Slot to, TimePoint now) {
   if (!full && full_since_) {
     add_full_time(now);
     full_since_.reset();
-    available_since_ = now;
   }
 }
 

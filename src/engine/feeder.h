@@ -167,9 +167,12 @@ class OpenLoopFeeder final : public Feeder {
   // Since when every slot has been busy or connecting (the pool exhausted); nullopt while one is
   // idle or free.
   std::optional<core::TimePoint> full_since_;
-  // When the pool last stopped being exhausted (the start before that): a request due earlier
-  // waited for the server's connections until then, the rest of its lag is the client's.
-  core::TimePoint available_since_{};
+  size_t idle_count_ = 0;  // slots in kIdle
+  // Since when some connection has been idle in the client's hands (unset while none is): a
+  // request due earlier waited for the server until then (a response, or a connect: regression,
+  // the open loop's first send, which waits for its connection, counted as the client's
+  // lateness "with connections free"), the rest of its lag is the client's.
+  std::optional<core::TimePoint> idle_since_;
   int64_t full_ns_ = 0;  // exhausted time inside the measured phase so far
   // Moves slot i to `to` at `now`, keeping the counts and the exhausted time.
   void set_slot(uint32_t i, Slot to, core::TimePoint now);

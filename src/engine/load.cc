@@ -341,11 +341,8 @@ Result<core::RunResult> run_load(const LoadOptions& options, const RunControl& c
   }
 
   const core::ClockSource& clock = *control.clock;
+  // Stamped once every worker is ready (StartGate); the workers are built without them.
   Phases phases;
-  phases.start = clock.now();
-  phases.measure_from = phases.start + options.warmup;
-  // -d, or in open loop with -n the phase that schedules exactly that many uniform arrivals.
-  phases.measure_until = phases.measure_from + options.measured_phase();
   // -n in closed loop: the phase ends when the last measured request is sent.
   std::optional<RequestBudget> budget;
   if (options.requests && !options.rate_rps) {
@@ -358,8 +355,6 @@ Result<core::RunResult> run_load(const LoadOptions& options, const RunControl& c
     const int64_t end = budget->end_ns.load(std::memory_order_acquire);
     return end != 0 ? core::TimePoint(core::Nanos(end)) : phases.measure_until;
   };
-  phases.grace = options.grace_or_default();
-  const double start_epoch_s = core::wall_clock_s();
 
   net::raise_open_file_limit();  // as many sockets as the hard limit allows
   std::vector<std::unique_ptr<LoadWorker>> workers;
@@ -370,11 +365,10 @@ Result<core::RunResult> run_load(const LoadOptions& options, const RunControl& c
   std::vector<std::unique_ptr<IntervalQueue>> queues;
   std::optional<IntervalFolder> folder;
   if (intervals) {
-    folder.emplace(
-        static_cast<size_t>(options.threads),
-        std::chrono::duration<double>(options.interval).count(),
-        std::chrono::duration<double>(phases.measure_until - phases.measure_from).count(),
-        start_epoch_s + std::chrono::duration<double>(options.warmup).count(), control.on_interval);
+    folder.emplace(static_cast<size_t>(options.threads),
+                   std::chrono::duration<double>(options.interval).count(),
+                   std::chrono::duration<double>(options.measured_phase()).count(),
+                   /*measure_start_epoch_s=*/0.0, control.on_interval);
   }
   uint64_t next_connection = options.share.first_connection;
   // Threads of every part together take turns in one arrival sequence (LoadOptions::share).
@@ -398,7 +392,6 @@ Result<core::RunResult> run_load(const LoadOptions& options, const RunControl& c
     cfg.first_connection = next_connection;
     next_connection += static_cast<uint64_t>(cfg.connections);
     cfg.timeout = options.timeout;
-    cfg.phases = phases;
     cfg.clock = &clock;
     cfg.interrupt = control.interrupt;
     cfg.interval = options.interval;
@@ -424,15 +417,35 @@ Result<core::RunResult> run_load(const LoadOptions& options, const RunControl& c
   }
 
   std::vector<Status> outcomes(workers.size());
+  double start_epoch_s = 0;
   {
     std::atomic<size_t> running{workers.size()};
+    StartGate gate(static_cast<std::ptrdiff_t>(workers.size()));
     std::vector<std::jthread> threads;
     for (size_t t = 0; t < workers.size(); ++t) {
       threads.emplace_back([&, t] {
-        outcomes[t] = workers[t]->run();
+        outcomes[t] = workers[t]->run(&gate);
         running.fetch_sub(1);
       });
     }
+    gate.ready.wait();
+    // Without a warm-up the measured phase begins with the first sends: the hooks (the host
+    // sampler's first /proc reads, 1-2 ms) run before it, not beside the first sends on a
+    // client pinned to one CPU.
+    const bool measure_at_once = options.warmup.count() == 0 && control.on_measure_start;
+    if (measure_at_once) control.on_measure_start();
+    phases.start = clock.now();
+    start_epoch_s = core::wall_clock_s();
+    phases.measure_from = phases.start + options.warmup;
+    // -d, or in open loop with -n the phase that schedules exactly that many uniform arrivals.
+    phases.measure_until = phases.measure_from + options.measured_phase();
+    phases.grace = options.grace_or_default();
+    if (intervals) {
+      folder->start_at(start_epoch_s + std::chrono::duration<double>(options.warmup).count());
+    }
+    for (const auto& worker : workers) worker->start_at(phases);
+    gate.open.store(true, std::memory_order_release);
+    gate.open.notify_all();
     // The calling thread only marks the measured phase for the hooks and reports progress.
     core::TimePoint next_progress = phases.start + control.progress_every;
     auto report_progress = [&] {
@@ -474,8 +487,8 @@ Result<core::RunResult> run_load(const LoadOptions& options, const RunControl& c
       }
     };
     wait_until(phases.measure_from);
-    if (control.on_measure_start && running.load() > 0) {
-      control.on_measure_start();
+    if (control.on_measure_start && (measure_at_once || running.load() > 0)) {
+      if (!measure_at_once) control.on_measure_start();
       wait_until(phases.measure_until);
       if (control.on_measure_end) control.on_measure_end();
     } else if (control.on_progress || intervals) {

@@ -60,13 +60,21 @@ LoadWorker::LoadWorker(WorkerConfig config)
 
 LoadWorker::~LoadWorker() = default;
 
-Status LoadWorker::run() {
+Status LoadWorker::run(StartGate* gate) {
   auto created = net::EventLoop::create();
-  if (!created) return created.status();
+  if (!created) {
+    if (gate != nullptr) gate->ready.count_down();
+    return created.status();
+  }
   net::EventLoop loop = std::move(created).value();
   loop_ = &loop;
   // Wake-ups on time matter more than the kernel's default 50 us of timer coalescing.
   prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+  if (config_.interval.count() > 0) interval_hist_.emplace(core::Histogram::for_latency());
+  if (gate != nullptr) {
+    gate->ready.count_down();
+    gate->open.wait(false, std::memory_order_acquire);  // start_at() happened before it opened
+  }
   const core::ClockSource& clock = *config_.clock;
   const Phases& phases = config_.phases;
   const core::Nanos tick = timeout_tick(config_.timeout);
@@ -81,10 +89,7 @@ Status LoadWorker::run() {
   TimePoint next_tick = now + tick;
   TimePoint next_publish = now;  // live figures (config_.live), between events
   const bool intervals = config_.interval.count() > 0;
-  if (intervals) {
-    interval_hist_.emplace(core::Histogram::for_latency());
-    interval_end_ = phases.measure_from + config_.interval;
-  }
+  if (intervals) interval_end_ = phases.measure_from + config_.interval;
   TimePoint grace_until = phases.measure_until + phases.grace;
   Status status;
   std::optional<TimePoint> spin_since;  // set while busy-polling before a send (--spin)

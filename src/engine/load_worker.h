@@ -20,13 +20,14 @@
 // exceptions: a connection that ends with requests unanswered counts each of them failed
 // (pipelined ones behind the first as closed_before_response), except HTTP/2 requests its GOAWAY
 // refused: never processed, they stay in flight and go out again on the next connection
-// (Lane::resend). Thread-safety: construct and run() on one thread; read stats() after run()
+// (Lane::resend). Thread-safety: construct on any thread, run() on one; read stats() after run()
 // returns.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
 #include <deque>
+#include <latch>
 #include <memory>
 #include <optional>
 #include <string>
@@ -63,6 +64,18 @@ struct RequestBudget {
 
 // The requests a run sends, compiled once and shared read-only by its workers: one per endpoint
 // of a mix (one without), as HTTP/1.1 templates or, for HTTP/2, as H2Requests.
+// Holds a run's workers at the start line until each is ready to send, so that the phases begin
+// when the first request can go out: building the workers (six 268 KiB histograms each, paged in
+// as they are zeroed) and starting their threads took 6-8 ms on this host, and the open loop's
+// first sends, due at the phases' start, were that late (regression: a gentle --stages 5s:20
+// named the client saturated by its send lag). The run's thread waits for `ready`, stamps the
+// phases, hands them to each worker (LoadWorker::start_at) and then sets `open`.
+struct StartGate {
+  explicit StartGate(std::ptrdiff_t workers) : ready(workers) {}
+  std::latch ready;
+  std::atomic<bool> open{false};
+};
+
 struct WorkerRequests {
   std::vector<http::RequestTemplate> h1;  // empty for HTTP/2
   std::vector<http::H2Request> h2;        // empty for HTTP/1.1
@@ -116,9 +129,13 @@ class LoadWorker final : public ConnectionPool, private http::H2Client::Listener
   LoadWorker(const LoadWorker&) = delete;  // its feeder and counters refer to its phases
   LoadWorker& operator=(const LoadWorker&) = delete;
 
-  // Drives the connections until the run ends. Errors: kIoError if the event loop cannot be
+  // Drives the connections until the run ends. With a gate, first makes its event loop, counts
+  // itself ready and waits for the gate to open (always counting down, also when it fails), and
+  // takes the phases given to start_at() meanwhile. Errors: kIoError if the event loop cannot be
   // created or waited on; everything on the wire is counted in stats() instead.
-  core::Status run();
+  core::Status run(StartGate* gate = nullptr);
+  // The phases the run stamped once every worker was ready; call before opening the gate.
+  void start_at(const Phases& phases) { config_.phases = phases; }
   const core::RunStats& result() const { return stats_; }
   bool interrupted() const { return interrupted_; }
 

@@ -363,6 +363,7 @@ core::ProcessUse process_between(const ProcessCounters* a, const ProcessCounters
     p.cpu_pct = seconds / wall_s * 100;
     p.cpu_max_pct = p.cpu_pct;
     p.busiest_thread_cpu_pct = busiest_thread_pct(*a, b, ticks_per_s, wall_s);
+    p.busiest_thread_cpu_max_pct = p.busiest_thread_cpu_pct;
   }
   if (wall_s > 0) {
     p.threads = b.threads.value_or(0);
@@ -643,12 +644,13 @@ core::ResourceUse use_between(const UseSnapshot& a, const UseSnapshot& b) {
 struct ProcessFold {
   core::ProcessUse first;
   Mean cpu, thread, rss;
-  Extreme cpu_max, rss_max;
+  Extreme cpu_max, thread_max, rss_max;
 
   void add(const core::ProcessUse& p, double w) {
     cpu.add(p.cpu_pct, w);
     cpu_max.add(p.cpu_max_pct);
     thread.add(p.busiest_thread_cpu_pct, w);
+    thread_max.add(p.busiest_thread_cpu_max_pct);
     first.threads = std::max(first.threads, p.threads);
     first.cpus_allowed = std::max(first.cpus_allowed, p.cpus_allowed);
     rss.add(p.rss_bytes, w);
@@ -659,6 +661,7 @@ struct ProcessFold {
     p.cpu_pct = cpu.get();
     p.cpu_max_pct = cpu_max.get();
     p.busiest_thread_cpu_pct = thread.get();
+    p.busiest_thread_cpu_max_pct = thread_max.get();
     p.rss_bytes = rss.get();
     p.rss_max_bytes = rss_max.get();
     return p;

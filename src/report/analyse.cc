@@ -342,8 +342,12 @@ core::ResourceUse peak_use(const core::ResourceUse& u) {
   const auto peak = [](double& mean, double max) {
     if (core::is_known(max) && !(mean >= max)) mean = max;
   };
-  if (p.server) peak(p.server->cpu_pct, p.server->cpu_max_pct);
-  for (core::ProcessUse& b : p.backends) peak(b.cpu_pct, b.cpu_max_pct);
+  const auto peak_process = [&](core::ProcessUse& q) {
+    peak(q.cpu_pct, q.cpu_max_pct);
+    peak(q.busiest_thread_cpu_pct, q.busiest_thread_cpu_max_pct);
+  };
+  if (p.server) peak_process(*p.server);
+  for (core::ProcessUse& b : p.backends) peak_process(b);
   if (p.cpu_busy_max_pct.size() == p.cpu_busy_pct.size()) {
     for (size_t i = 0; i < p.cpu_busy_pct.size(); ++i) {
       peak(p.cpu_busy_pct[i], p.cpu_busy_max_pct[i]);
@@ -535,7 +539,7 @@ LevelFigures level_figures(const std::vector<core::RunResult>& runs,
   const bool stages = staged(run);
   analysis::SaturationVerdict v = analysis::name_saturated_resource(
       run.use ? (stages ? peak_use(*run.use) : *run.use) : core::ResourceUse{}, client_use(run), {},
-      previous_use);
+      previous_use, stages && run.use ? &*run.use : nullptr);
   const bool client_1s =
       client_demand(run.stats.max_thread_cpu_demand, demand_1s_of(run)).busiest_second;
   if (stages && (run.use || client_1s)) {

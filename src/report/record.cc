@@ -122,6 +122,18 @@ void later_counter(Io& io, const char* key, T& value) {
   if constexpr (Io::kReading) value = v.value_or(0);
 }
 
+// A figure added after records were first written, NaN when unknown: left out when unknown, and
+// unknown when missing.
+template <class Io>
+void later_nan(Io& io, const char* key, double& value) {
+  std::optional<double> v;
+  if constexpr (!Io::kReading) {
+    if (core::is_known(value)) v = value;
+  }
+  io.omittable(key, v);
+  if constexpr (Io::kReading) value = v.value_or(core::kUnknown);
+}
+
 template <class Io>
 void describe(Io& io, EndpointStats& e) {
   io("name", e.name);
@@ -209,6 +221,7 @@ void describe(Io& io, ProcessUse& p) {
   io.maybe_nan("cpu_pct", p.cpu_pct);
   io.maybe_nan("cpu_max_pct", p.cpu_max_pct);
   io.maybe_nan("busiest_thread_cpu_pct", p.busiest_thread_cpu_pct);
+  later_nan(io, "busiest_thread_cpu_max_pct", p.busiest_thread_cpu_max_pct);
   io("threads", p.threads);
   io("cpus_allowed", p.cpus_allowed);
   io.maybe_nan("rss_bytes", p.rss_bytes);

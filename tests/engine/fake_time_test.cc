@@ -9,7 +9,10 @@
 #include <thread>
 
 #include "engine/load.h"
+#include "engine/load_worker.h"
+#include "http/request.h"
 #include "http/url.h"
+#include "net/socket.h"
 #include "support/fake_clock.h"
 #include "support/scripted_server.h"
 
@@ -134,6 +137,94 @@ TEST(FakeTime, AnOpenLoopSendsEachArrivalAtItsIntendedTime) {
   EXPECT_EQ(r.stats.late, 0u);
   EXPECT_EQ(r.stats.send_lag_ns.max(), 0) << "each left at its intended fake instant";
   EXPECT_DOUBLE_EQ(r.achieved_rate_rps(), 100.0);
+}
+
+// Regression (a new user's trial of --stages): the phases were stamped before the workers were
+// built and started (6-8 ms on this host), so the open loop's first send, due at the start, was
+// that late and a gentle ramp was named client-bound. Here the worker is built at fake 1000 s
+// and the gate opens at 1005 s: the phases it sends by are the gate's.
+TEST(FakeTime, AWorkerTakesItsPhasesAtTheStartGateNotWhenItWasBuilt) {
+  ScriptedServer server(
+      [](int, int, const std::string&) { return Action::respond(testing::ok_response()); });
+  FakeClock clock;
+  http::RequestSpec spec;
+  spec.url = *http::parse_url(server.url("/"));
+  WorkerRequests requests;
+  requests.h1.push_back(*http::RequestTemplate::compile(spec));
+  WorkerConfig cfg;
+  cfg.address = *net::resolve(spec.url.host, spec.url.port);
+  cfg.requests = &requests;
+  cfg.connections = 2;
+  cfg.timeout = 10s;
+  cfg.clock = &clock;
+  cfg.schedule.emplace(Arrival::kUniform, 100.0, 1, 0, 1);  // at 0, 10, ..., 90 ms
+  LoadWorker worker(std::move(cfg));
+  StartGate gate(1);
+  core::Status outcome;
+  std::thread thread([&] { outcome = worker.run(&gate); });
+  gate.ready.wait();
+  std::this_thread::sleep_for(20ms);  // real time in which a worker past the gate would connect
+  EXPECT_EQ(server.targets().size(), 0u) << "nothing is sent before the gate opens";
+  clock.advance(5s);
+  Phases phases;
+  phases.start = clock.now();
+  phases.measure_from = phases.start;
+  phases.measure_until = phases.start + 100ms;
+  phases.grace = 1s;
+  worker.start_at(phases);
+  gate.open.store(true);
+  gate.open.notify_all();
+  for (size_t k = 0; k < 10; ++k) {
+    clock.set(phases.start + std::chrono::milliseconds(10 * k));
+    wait_for_requests(server, k + 1);
+  }
+  clock.set(phases.measure_until);
+  thread.join();
+  ASSERT_TRUE(outcome) << outcome.message();
+  const core::RunStats& s = worker.result();
+  EXPECT_EQ(s.sent, 10u);
+  EXPECT_EQ(s.late, 0u);
+  EXPECT_EQ(s.send_lag_ns.max(), 0) << "the first send is due at the gate's start, not at 1000 s";
+}
+
+// Without a warm-up the measured phase's hooks (the host sampler's first /proc reads) run
+// before the phases are stamped, not beside the first sends: a hook that takes 5 s of fake
+// time leaves every arrival on time.
+TEST(FakeTime, HooksOfAPhaseWithoutWarmUpRunBeforeItsFirstSend) {
+  ScriptedServer server(
+      [](int, int, const std::string&) { return Action::respond(testing::ok_response()); });
+  FakeClock clock;
+  LoadOptions o = options(server, 1, 0s, 100ms, 10s, 1s);
+  o.rate_rps = 100;
+  o.max_connections = 4;
+  std::atomic<int64_t> start_ns{0};
+  std::optional<core::Result<core::RunResult>> result;
+  std::thread thread([&] {
+    RunControl control;
+    control.clock = &clock;
+    control.on_measure_start = [&] {
+      clock.advance(5s);
+      start_ns.store(clock.now().time_since_epoch().count());
+    };
+    control.on_measure_end = [] {};
+    result.emplace(run_load(o, control));
+  });
+  const auto give_up = std::chrono::steady_clock::now() + 10s;
+  while (start_ns.load() == 0 && std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(100us);
+  }
+  const core::TimePoint start{core::Nanos(start_ns.load())};
+  for (size_t k = 0; k < 10; ++k) {
+    clock.set(start + std::chrono::milliseconds(10 * k));
+    wait_for_requests(server, k + 1);
+  }
+  clock.set(start + 100ms);
+  thread.join();
+  ASSERT_TRUE(*result) << result->status().message();
+  const core::RunResult& r = result->value();
+  EXPECT_EQ(r.stats.sent, 10u);
+  EXPECT_EQ(r.stats.late, 0u);
+  EXPECT_EQ(r.stats.send_lag_ns.max(), 0);
 }
 
 }  // namespace

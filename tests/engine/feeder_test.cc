@@ -131,6 +131,28 @@ TEST(OpenLoopFeeder, LatenessIsTheClientsOnlyFromWhenAConnectionWasThere) {
   EXPECT_EQ(pool.stats().late_with_connection_free, 1u);
 }
 
+// Regression (a new user's trial of --stages): the pool was never exhausted while a request
+// waited for the connection opened for it, so the connect's time counted as the client's own
+// lateness "with connections free", and the first send of a run named the client.
+TEST(OpenLoopFeeder, WaitingForANewConnectionIsNotTheClientsLateness) {
+  const TimePoint t0{};
+  const Phases phases = phases_at(t0, 0ms, 100ms);  // 100 req/s: one every 10 ms
+  FakePool pool(phases, 4);
+  OpenLoopFeeder feeder(phases, ArrivalSchedule(Arrival::kUniform, 100, 1, 0, 1));
+  feeder.start(pool, t0);
+  feeder.tick(pool, t0);
+  ASSERT_EQ(pool.opened.size(), 1u);
+  feeder.on_idle(pool, pool.opened[0], t0 + 5ms);  // a slow connect (a TLS handshake)
+  ASSERT_EQ(pool.sends.size(), 1u);
+  EXPECT_EQ(pool.sends[0].now - pool.sends[0].intended, 5ms) << "its latency keeps the wait";
+  EXPECT_EQ(pool.stats().late_with_connection_free, 0u) << "it waited for the server's connect";
+  // The connection idle from 6 ms; the client wakes 2 ms after the 10 ms request was due.
+  feeder.on_idle(pool, pool.opened[0], t0 + 6ms);
+  feeder.tick(pool, t0 + 12ms);
+  ASSERT_EQ(pool.sends.size(), 2u);
+  EXPECT_EQ(pool.stats().late_with_connection_free, 1u) << "that lateness is the client's";
+}
+
 TEST(OpenLoopFeeder, OpensAtMostKMaxOpeningConnectionsAtOnce) {
   const TimePoint t0{};
   const Phases phases = phases_at(t0, 0ms, 1s);

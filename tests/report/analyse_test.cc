@@ -204,6 +204,55 @@ TEST(Analyse, AStagedRunIsJudgedAtItsBusiestSampleNotItsMean) {
   ASSERT_TRUE(staged.level.median.resources);
 }
 
+// Regression (a new user's trial): a staged run that saturated a one-thread server's event loop
+// at the top of its ramp read the busiest thread at the phase's mean, and named nothing.
+TEST(Analyse, AStagedRunReadsTheServersBusiestThreadAtItsBusiestSample) {
+  core::RunResult r = testing::synthetic_open_run(1000, 2.0);
+  r.use = testing::synthetic_closed_run(4, 100, 1.0, 0, 50.0).use;
+  r.use->cpu_busy_pct = {40.0, 20.0};
+  r.use->cpu_busy_max_pct = {70.0, 30.0};
+  r.use->server->threads = 4;  // its process is far from 90% x min(4 threads, 2 CPUs)
+  r.use->server->cpu_pct = 55;
+  r.use->server->cpu_max_pct = 110;
+  r.use->server->busiest_thread_cpu_pct = 50;
+  r.use->server->busiest_thread_cpu_max_pct = 98;  // its event loop, at the ramp's top
+  const RunDocument flat = analyse_run("u", "now", {}, {r}, {});
+  ASSERT_TRUE(flat.level.saturated);
+  EXPECT_NE(flat.level.saturated->resource, "cpu");
+  const RunDocument staged = analyse_run("u", "now", {}, {staged_over_two_seconds(r)}, {});
+  ASSERT_TRUE(staged.level.saturated);
+  EXPECT_EQ(staged.level.saturated->resource, "cpu") << staged.level.saturated->detail;
+  EXPECT_NE(staged.level.saturated->detail.find("busiest thread"), std::string::npos)
+      << staged.level.saturated->detail;
+}
+
+// Regression (a new user's trial): with --stages the host-contention warning took the host's
+// busiest samples less the server's and the client's means, and said other processes used a
+// third of a core on an idle host. Over the phase's means nothing else ran.
+TEST(Analyse, AStagedRunsHostContentionComesFromThePhasesMeans) {
+  core::RunResult r = testing::synthetic_open_run(1000, 2.0);
+  r.stats.client_wall_ns = 2'000'000'000;
+  r.stats.client_cpu_ns = 400'000'000;  // 0.2 cores over the phase
+  r.use = testing::synthetic_closed_run(4, 100, 1.0, 0, 50.0).use;
+  r.use->cpu_busy_pct = {45.0, 25.0};       // 0.7 cores: the server's 0.5 and the client's 0.2
+  r.use->cpu_busy_max_pct = {100.0, 60.0};  // at different instants, 1.6 cores summed
+  r.use->server->cpu_pct = 50;
+  r.use->server->cpu_max_pct = 80;
+  const auto warned = [](const RunDocument& d) {
+    for (const std::string& w : d.level.saturated->warnings) {
+      if (w.find("host contention") != std::string::npos) return true;
+    }
+    return false;
+  };
+  const RunDocument staged = analyse_run("u", "now", {}, {staged_over_two_seconds(r)}, {});
+  ASSERT_TRUE(staged.level.saturated);
+  EXPECT_FALSE(warned(staged));
+  r.use->cpu_busy_pct = {70.0, 40.0};  // 1.1 cores: 0.4 of them another process's
+  const RunDocument busy = analyse_run("u", "now", {}, {staged_over_two_seconds(r)}, {});
+  ASSERT_TRUE(busy.level.saturated);
+  EXPECT_TRUE(warned(busy));
+}
+
 // Regression: the host's figures were read at their busiest sample for --stages, the client's at
 // the phase's mean, so a ramp past what the client's one thread could send (quiet for half the
 // phase, a full core at its top) showed a client at half a core, and the rule named nothing.

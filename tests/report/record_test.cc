@@ -43,6 +43,7 @@ core::RunResult full_run() {
   r.use->cpu_busy_pct.push_back(core::kUnknown);  // an offline CPU
   r.use->cpu_busy_max_pct.push_back(core::kUnknown);
   r.use->server->requests = core::kUnknown;
+  r.use->server->busiest_thread_cpu_max_pct = 97.5;
   core::DiskUse d;
   d.device = "vda";
   d.read_await_ms = core::kUnknown;
@@ -79,6 +80,13 @@ TEST(RunRecord, EveryFigureSurvivesJson) {
   EXPECT_EQ(b.stats.unsolicited_bytes, 12u);
   EXPECT_EQ(b.stats.unsolicited_closes, 3u);
   EXPECT_DOUBLE_EQ(b.stats.max_thread_cpu_demand_1s, 0.96);
+  EXPECT_DOUBLE_EQ(b.use->server->busiest_thread_cpu_max_pct, 97.5);
+  // A record from before the figure existed reads it as unknown.
+  nlohmann::json old = to_json_value(r);
+  old["result"]["use"]["server"].erase("busiest_thread_cpu_max_pct");
+  auto before = decode_record(old.dump());
+  ASSERT_TRUE(before) << before.status().what();
+  EXPECT_TRUE(std::isnan(before->result.use->server->busiest_thread_cpu_max_pct));
   EXPECT_EQ(back->host, "loadgen-2");
   EXPECT_EQ(back->part, 1);
   EXPECT_EQ(back->parts, 3);
