@@ -213,7 +213,7 @@ ClientDemand client_demand(double mean, std::optional<double> busiest_second) {
 // that rule each out. Regression (a new user's trial): everything that was not a pool full half
 // the phase was blamed on the client, at 3-7 % of a core, with the target gone or the pool full
 // in the last stages of --stages.
-std::string shortfall_cause(const RunFigures& r) {
+std::string shortfall_cause(const RunFigures& r, const std::optional<SaturatedFigures>& saturated) {
   const OpenLoopFigures& o = *r.open;
   const analysis::SaturationThresholds t{};
   if (r.unreachable) {
@@ -221,6 +221,17 @@ std::string shortfall_cause(const RunFigures& r) {
         "the target stopped answering {:.1f} s into the measured phase ({} connects failed "
         "after it), so the schedule's requests had nowhere to go",
         r.unreachable->since_s, r.unreachable->connect_failures);
+  }
+  // A saturated server resource comes before the pool it filled: more connections would only
+  // lengthen the server's queue (regression: a staged run at a saturated one-thread server
+  // said neither the pool nor the client was at its limit, or to give more connections).
+  if (saturated && (saturated->resource == "cpu" || saturated->resource == "disk" ||
+                    saturated->resource == "network")) {
+    return fmt::format(
+        "the server's {} saturated ({}), so it answered more slowly than the schedule offered "
+        "and requests waited for its connections (the pool full {:.0f}% of the time); more "
+        "connections would only lengthen its queue",
+        saturated->resource, saturated->detail, o.pool_full_share * 100);
   }
   const ClientDemand busiest =
       client_demand(r.client_max_thread_cpu_demand, r.client_max_thread_cpu_demand_1s);
@@ -550,7 +561,7 @@ LevelFigures level_figures(const std::vector<core::RunResult>& runs,
         client_1s ? "the client's busiest thread is read at its busiest second" : "");
   }
   l.saturated = SaturatedFigures{v.resource, v.detail, v.evidence, v.rule, v.warnings};
-  l.notes = run_notes(l.median);
+  l.notes = run_notes(l.median, l.saturated);
   const uint32_t allowed = run.stats.connects.h2_server_max_streams;
   if (run.h2 && allowed > 0 && allowed < static_cast<uint32_t>(run.per_connection)) {
     l.notes.push_back(fmt::format(
@@ -564,7 +575,8 @@ LevelFigures level_figures(const std::vector<core::RunResult>& runs,
   return l;
 }
 
-std::vector<std::string> run_notes(const RunFigures& r) {
+std::vector<std::string> run_notes(const RunFigures& r,
+                                   const std::optional<SaturatedFigures>& saturated) {
   std::vector<std::string> notes;
   const LatencySummary& h = r.latency_ns;
   if (!r.open && h.count > 0 && h.max >= 10 * h.p99 && h.max > 10'000'000) {
@@ -619,7 +631,8 @@ std::vector<std::string> run_notes(const RunFigures& r) {
         "the achieved rate {:.1f} req/s is below 99% of the {:.1f} req/s the schedule asked for "
         "(target {:.1f}): {}; latencies include that wait, but the server was not offered the "
         "target rate.",
-        r.open->achieved_rate_rps, scheduled_rps, r.open->target_rate_rps, shortfall_cause(r)));
+        r.open->achieved_rate_rps, scheduled_rps, r.open->target_rate_rps,
+        shortfall_cause(r, saturated)));
   }
   return notes;
 }
@@ -717,7 +730,8 @@ SweepDocument analyse_sweep(std::string target, std::string started_at, LoadPara
       d.warnings.push_back(fmt::format(
           "rate {:.0f} req/s: achieved only {:.1f} req/s; {}, so this level did not offer its "
           "target rate",
-          run.target_rate_rps, run.achieved_rate_rps(), shortfall_cause(level.median)));
+          run.target_rate_rps, run.achieved_rate_rps(),
+          shortfall_cause(level.median, level.saturated)));
     }
     const LittleFigures& little = level.little;
     const double n_eff = little.x_times_mean_r.value_or(NAN);

@@ -58,8 +58,10 @@ SweepDocument analyse_sweep(std::string target, std::string started_at, LoadPara
                             const probes::HostContext& host);
 
 // Plain-words notes on how to read a run: coordinated omission in a closed loop with a stall, an
-// open-loop rate that was not achieved. Empty when there is nothing to say.
-std::vector<std::string> run_notes(const RunFigures& r);
+// open-loop rate that was not achieved (and why: the level's saturated resource when it is the
+// server's, else the pool or the client). Empty when there is nothing to say.
+std::vector<std::string> run_notes(const RunFigures& r,
+                                   const std::optional<SaturatedFigures>& saturated = {});
 
 // --threshold checked on each level's printed figures (threshold_input(level): with repeats, the
 // medians over them): a threshold fails when it fails at any level, and in a sweep (`name_levels`)

@@ -303,6 +303,40 @@ TEST(Analyse, AnOpenLoopLevelHeldBackByItsPoolSaysSo) {
   EXPECT_TRUE(any_contains(d.levels[0].notes, "the pool of 8 connections was exhausted"));
 }
 
+// Regression (a new user's trial): a staged run whose one-thread server saturated at the top of
+// its ramp said neither the pool nor the client was at its limit (the pool full 5% of the phase),
+// or, with the pool full, to give more connections: the server's saturated resource comes first.
+TEST(Analyse, AnOpenLoopShortfallAtASaturatedServerNamesItsResource) {
+  RunFigures r;
+  r.duration_s = 6;
+  r.max_connections = 16;
+  r.client_max_thread_cpu_demand = 0.1;
+  r.open = OpenLoopFigures{};
+  r.open->target_rate_rps = 2500;
+  r.open->achieved_rate_rps = 2341;
+  r.open->scheduled = 15000;
+  r.open->pool_full_share = 0.05;
+  SaturatedFigures cpu;
+  cpu.resource = "cpu";
+  cpu.detail = "server process at 100% of one core (CPU 0 100% busy)";
+  const auto note = [&](const std::optional<SaturatedFigures>& saturated) {
+    for (const std::string& n : run_notes(r, saturated)) {
+      if (n.starts_with("the achieved rate")) return n;
+    }
+    return std::string("no shortfall note");
+  };
+  EXPECT_NE(note(cpu).find("the server's cpu saturated (server process at 100% of one core (CPU 0 "
+                           "100% busy)), so it answered more slowly than the schedule offered"),
+            std::string::npos)
+      << note(cpu);
+  r.open->pool_full_share = 0.9;
+  EXPECT_EQ(note(cpu).find("-c"), std::string::npos) << note(cpu);
+  SaturatedFigures none;
+  none.resource = "none";
+  EXPECT_NE(note(none).find("the pool of 16 connections was exhausted"), std::string::npos)
+      << note(none);
+}
+
 // Regression (a new user's trial): a run behind its schedule was blamed on the client ("give
 // more threads with -t") at 3-7 % of a core, with the target gone or the pool full for the last
 // stages only. The cause named is the one the figures show.
