@@ -528,7 +528,8 @@ std::string render_run_text(const RunDocument& doc) {
   }
   if (r.client_spin_ns > 0) {
     out += fmt::format(
-        "  client spin  {:.2f} s of busy-polling before sends (--spin), counted in client CPU "
+        "  client spin  {:.2f} s of busy-polling before sends (--spin, auto by default), counted "
+        "in client CPU "
         "cores but not in the busiest thread's share\n",
         static_cast<double>(r.client_spin_ns) / 1e9);
   }

@@ -125,6 +125,19 @@ TEST(RunText, NamesTheFollowedServersCpu) {
   EXPECT_EQ(render_run_text(none).find("server CPU"), std::string::npos);
 }
 
+// Regression (a new user's trial): a run without --spin printed "busy-polling before sends
+// (--spin)", as if the flag had been given; the busy-polling is --spin's default, auto.
+TEST(RunText, SaysTheSpinBeforeSendsIsAutoByDefault) {
+  RunDocument d = testing::golden_open_run_report();
+  d.level.median.client_spin_ns = 40'000'000;
+  EXPECT_NE(render_run_text(d).find("  client spin  0.04 s of busy-polling before sends (--spin, "
+                                    "auto by default)"),
+            std::string::npos)
+      << render_run_text(d);
+  d.level.median.client_spin_ns = 0;  // no spinning: no line
+  EXPECT_EQ(render_run_text(d).find("client spin"), std::string::npos);
+}
+
 std::string json_of(const Document& doc) { return to_json(doc).dump(2) + "\n"; }
 
 TEST(Golden, RunJson) { expect_golden("run.json", json_of(testing::golden_run_report())); }
