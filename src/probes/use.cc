@@ -361,6 +361,13 @@ core::ProcessUse process_between(const ProcessCounters* a, const ProcessCounters
   if (a != nullptr && a->pid == b.pid && ticks_per_s > 0 && wall_s > 0) {
     const double seconds = delta(a->cpu_ticks, b.cpu_ticks) / static_cast<double>(ticks_per_s);
     p.cpu_pct = seconds / wall_s * 100;
+    // Ticks land on the clock's grain, so a process pinned to its CPUs can read a few % above
+    // them over one interval (regression: "server process at 104% of one core" under taskset).
+    // It cannot run on more CPUs than it is allowed (the main thread's Cpus_allowed_list, which
+    // taskset and cpusets give every thread).
+    if (b.cpus_allowed && *b.cpus_allowed > 0) {
+      p.cpu_pct = std::min(p.cpu_pct, *b.cpus_allowed * 100.0);
+    }
     p.cpu_max_pct = p.cpu_pct;
     p.busiest_thread_cpu_pct = busiest_thread_pct(*a, b, ticks_per_s, wall_s);
     p.busiest_thread_cpu_max_pct = p.busiest_thread_cpu_pct;

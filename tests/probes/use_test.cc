@@ -204,6 +204,21 @@ TEST(UseBetween, ServerProcessCpuThreadsAndRss) {
   EXPECT_DOUBLE_EQ(u.server->rss_bytes, 20480.0 * 1024);
 }
 
+// Regression (a staged run at a server under taskset -c 0): tick accounting read the server at
+// 104% of one core over a one-second sample; a process cannot use more CPUs than it is allowed.
+TEST(UseBetween, AProcessReadsNoMoreThanTheCpusItIsAllowed) {
+  Pair p = snapshots("use_busy");
+  ASSERT_TRUE(p.before.server && p.after.server && p.before.server->cpu_ticks);
+  const uint64_t ticks = static_cast<uint64_t>(p.after.clock_ticks_per_s);
+  p.after.server->cpu_ticks = *p.before.server->cpu_ticks + ticks * 104 / 100;
+  p.after.server->cpus_allowed = 1;
+  EXPECT_DOUBLE_EQ(use_between(p.before, p.after).server->cpu_pct, 100.0);
+  p.after.server->cpus_allowed = 2;  // room for it: the reading stands
+  EXPECT_NEAR(use_between(p.before, p.after).server->cpu_pct, 104.0, 1e-9);
+  p.after.server->cpus_allowed.reset();  // not known: not clamped
+  EXPECT_NEAR(use_between(p.before, p.after).server->cpu_pct, 104.0, 1e-9);
+}
+
 // The processes behind a balancer: each followed on its own, by name, like the server.
 TEST(UseBetween, BackendsAreFollowedByNameLikeTheServer) {
   WatchedProcesses w;
