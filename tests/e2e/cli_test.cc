@@ -46,6 +46,12 @@ INSTANTIATE_TEST_SUITE_P(
     Cli, BadInputTest,
     ::testing::Values(
         BadInput{{"run", "--bogus", "http://127.0.0.1:1/"}, "--bogus"},
+        // Regression (a new user's trial): a flag of another command was "not expected", with
+        // its value printed before it.
+        BadInput{{"sweep", "http://127.0.0.1:1/", "--stages", "1s:10"},
+                 "`knee sweep` does not take --stages; it is a flag of `knee run`"},
+        BadInput{{"run", "http://127.0.0.1:1/", "--days=2"},
+                 "`knee run` does not take --days; it is a flag of `knee lab data`"},
         BadInput{{"run", "notaurl"}, "notaurl"}, BadInput{{"run", "http://"}, "URL"},
         BadInput{{"sweep", "--levels", "0"}, "--levels"},
         // knee model sim: the page's file, its topology, its service time, a sweep to read.
