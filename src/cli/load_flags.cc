@@ -70,12 +70,12 @@ void LoadFlags::add_to(CLI::App& app, bool url_required, bool with_connections) 
 }
 
 void LoadFlags::add_mix_flags(CLI::App& app) {
-  app.add_option(
-         "--mix", mix,
-         "A request mix on the URL's host: 'METHOD /target[ @BODY_FILE]=WEIGHT,...', "
-         "weights all ratios (=5) or all rates (=97.22/s: open loop at their sum unless "
-         "-r); each endpoint is reported apart. Not with -m or --body; -H applies to all; a .json "
-         "body goes with Content-Type: application/json unless -H names one")
+  app.add_option("--mix", mix,
+                 "A request mix on the URL's host: 'METHOD /target[ @BODY_FILE]=WEIGHT,...', "
+                 "weights all ratios (=5) or all rates (=97.22/s: open loop at their sum; with -r, "
+                 "--rate or --stages, the proportions of that rate); each endpoint is reported "
+                 "apart. Not with -m or --body; -H applies to all; a .json "
+                 "body goes with Content-Type: application/json unless -H names one")
       ->check(not_empty("give at least one entry, e.g. --mix 'GET /a=3,GET /b=1'"));
   app.add_option("--shipments", shipments,
                  "{shipment} in a target or body expands to a tracking number of ids 1..COUNT "

@@ -246,6 +246,15 @@ TEST(LoadSpec, AMixOfRatesIsAnOpenLoopAtTheirSum) {
   EXPECT_EQ(o->rate_rps, 40);
   ASSERT_EQ(o->mix.size(), 2u);
   EXPECT_EQ(o->mix[1].request.url.target, "/b");
+  // With --stages (as with -r) the stages set the rate and the rates are its proportions, as
+  // --mix's help says.
+  s.stages = "2s:100";
+  o = s.to_options();
+  ASSERT_TRUE(o) << o.status().message();
+  EXPECT_EQ(o->rate_rps, 100) << "the stages' peak, not the mix's sum";
+  ASSERT_EQ(o->mix.size(), 2u);
+  EXPECT_EQ(o->mix[0].weight, 30);
+  s.stages.clear();
   s.mix = "GET /a=3,GET /b=1";
   EXPECT_FALSE(s.open_loop()) << "ratios keep the closed loop";
   o = s.to_options();
