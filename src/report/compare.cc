@@ -82,6 +82,7 @@ CompareSide side_of(const std::string& label, const std::string& kind, const std
   side.duration_s = params.duration_s;
   side.repeats = params.repeats;
   side.protocol = protocol_name(params, nullptr);
+  side.stages = params.stages.value_or("");
   return side;
 }
 
@@ -138,6 +139,18 @@ std::vector<std::string> condition_notes(const CompareSide& a, const CompareSide
         "a measured {:.2f} s per {} and b {:.2f} s: the shorter one's tail percentiles rest on "
         "fewer responses",
         a.duration_s, a.kind == "sweep" ? "level" : "run", b.duration_s));
+  }
+  // A staged run is keyed by the mean rate its stages intended: at the same key, a ramp and a
+  // constant rate (or two ramps) offer different loads. Regression (a new user's trial): a
+  // staged run and a constant-rate run were compared without a word.
+  if (a.stages != b.stages) {
+    const auto load = [](const std::string& stages) {
+      return stages.empty() ? std::string("at a constant rate") : "in stages " + stages;
+    };
+    notes.push_back(fmt::format(
+        "a ran {} and b {}: a staged run's figures mix the rates it passed through, so each row "
+        "compares two different loads; compare runs of the same stages",
+        load(a.stages), load(b.stages)));
   }
   return notes;
 }

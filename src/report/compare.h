@@ -50,6 +50,7 @@ struct CompareSide {
   std::string protocol;              // report::protocol_name() of the file's params
   std::vector<CompareLevel> levels;  // in the file's order
   std::string unit;                  // an external sweep's throughput unit; "" for req/s
+  std::string stages;                // a run's --stages as given; "" for a constant rate
 };
 
 // The side of a comparison that a run or sweep document gives. Errors (kInvalidArgument, naming

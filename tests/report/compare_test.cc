@@ -119,6 +119,17 @@ TEST(Compare, NotesEachConditionThatDiffersAndNoneWhenTheyMatch) {
   ASSERT_EQ(longer->notes.size(), 3u);
   EXPECT_NE(longer->notes[2].find("10.00 s per level and b 20.00 s"), std::string::npos);
   EXPECT_NE(render_compare_text(*longer).find("  note: a measured 10.00 s"), std::string::npos);
+  // Regression (a new user's trial): a staged run against a constant rate said nothing.
+  b = a;
+  b.label = "b.json";
+  a.stages = "2s:200";
+  auto staged = compare(a, b);
+  ASSERT_TRUE(staged);
+  ASSERT_EQ(staged->notes.size(), 1u);
+  EXPECT_EQ(staged->notes[0].find("a ran in stages 2s:200 and b at a constant rate: "), 0u)
+      << staged->notes[0];
+  b.stages = "2s:200";
+  EXPECT_TRUE(compare(a, b)->notes.empty()) << "the same stages";
 }
 
 TEST(CompareDocument, ReadsARunAsOneLevelWithItsRanges) {
