@@ -66,7 +66,9 @@ class IntervalFolder {
 
   // The measured phase's start once the run has stamped it (it builds the folder before, so
   // that the folded histogram's 268 KiB are not paged in beside the first sends).
-  void start_at(double measure_start_epoch_s) { measure_start_epoch_s_ = measure_start_epoch_s; }
+  void set_measure_start(double measure_start_epoch_s) {
+    measure_start_epoch_s_ = measure_start_epoch_s;
+  }
   // Worker `worker`'s intervals, in its order.
   void add(size_t worker, std::vector<IntervalCounts> intervals);
   // Folds every interval all workers have handed over; with `final` (the workers are done)

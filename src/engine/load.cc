@@ -7,6 +7,7 @@
 #include <array>
 #include <cmath>
 #include <memory>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -422,13 +423,25 @@ Result<core::RunResult> run_load(const LoadOptions& options, const RunControl& c
     std::atomic<size_t> running{workers.size()};
     StartGate gate(static_cast<std::ptrdiff_t>(workers.size()));
     std::vector<std::jthread> threads;
+    // Declared after the threads, so it runs before they join: a way out that did not open the
+    // gate (a thread that could not start, a hook that threw) calls the run off, where the
+    // started workers would wait at the gate for ever (std::jthread joins).
+    struct CallOff {
+      StartGate& gate;
+      ~CallOff() { gate.call_off(); }
+    } call_off{gate};
     for (size_t t = 0; t < workers.size(); ++t) {
-      threads.emplace_back([&, t] {
-        outcomes[t] = workers[t]->run(&gate);
-        running.fetch_sub(1);
-      });
+      try {
+        threads.emplace_back([&, t] {
+          outcomes[t] = workers[t]->run(gate);
+          running.fetch_sub(1);
+        });
+      } catch (const std::system_error& e) {
+        return Status::io_error(
+            fmt::format("start load thread {} of {}: {}", t + 1, workers.size(), e.what()));
+      }
     }
-    gate.ready.wait();
+    gate.wait_ready();
     // Without a warm-up the measured phase begins with the first sends: the hooks (the host
     // sampler's first /proc reads, 1-2 ms) run before it, not beside the first sends on a
     // client pinned to one CPU.
@@ -441,11 +454,11 @@ Result<core::RunResult> run_load(const LoadOptions& options, const RunControl& c
     phases.measure_until = phases.measure_from + options.measured_phase();
     phases.grace = options.grace_or_default();
     if (intervals) {
-      folder->start_at(start_epoch_s + std::chrono::duration<double>(options.warmup).count());
+      folder->set_measure_start(start_epoch_s +
+                                std::chrono::duration<double>(options.warmup).count());
     }
-    for (const auto& worker : workers) worker->start_at(phases);
-    gate.open.store(true, std::memory_order_release);
-    gate.open.notify_all();
+    for (const auto& worker : workers) worker->set_phases(phases);
+    gate.open();
     // The calling thread only marks the measured phase for the hooks and reports progress.
     core::TimePoint next_progress = phases.start + control.progress_every;
     auto report_progress = [&] {

@@ -140,8 +140,11 @@ struct RunControl {
   const core::ClockSource* clock = &core::steady_clock_source();
   const std::atomic<bool>* interrupt = nullptr;  // set to end the run early
   // Called on the calling thread when the measured phase starts and when it ends (or the run is
-  // interrupted), e.g. to sample the host's resources over exactly that window. Optional; they
-  // must return quickly.
+  // interrupted), e.g. to sample the host's resources over exactly that window. Without a
+  // warm-up on_measure_start runs just before the phases are stamped, while the workers wait at
+  // their StartGate (so it delays the first sends, not measures beside them), even when every
+  // worker has failed; with one, only if some worker is still running. Optional; they must
+  // return quickly.
   std::function<void()> on_measure_start;
   std::function<void()> on_measure_end;
   // Live progress (engine/live.h): when set, called on the calling thread about every

@@ -47,9 +47,9 @@ LoadWorker::LoadWorker(WorkerConfig config)
       lanes_(static_cast<size_t>(config_.connections) *
              static_cast<size_t>(std::max(1, config_.per_connection))),
       read_buffer_(kReadBufferBytes),
-      in_system_(config_.phases) {
+      in_system_(phases_) {
   config_.per_connection = std::max(1, config_.per_connection);
-  feeder_ = make_feeder(config_, config_.phases);
+  feeder_ = make_feeder(config_, phases_);
   if (mix()) {
     picker_.emplace(config_.requests->weights);
     stats_.endpoints.resize(config_.requests->weights.size());
@@ -60,10 +60,10 @@ LoadWorker::LoadWorker(WorkerConfig config)
 
 LoadWorker::~LoadWorker() = default;
 
-Status LoadWorker::run(StartGate* gate) {
+Status LoadWorker::run(StartGate& gate) {
   auto created = net::EventLoop::create();
   if (!created) {
-    if (gate != nullptr) gate->ready.count_down();
+    gate.arrive();
     return created.status();
   }
   net::EventLoop loop = std::move(created).value();
@@ -71,12 +71,10 @@ Status LoadWorker::run(StartGate* gate) {
   // Wake-ups on time matter more than the kernel's default 50 us of timer coalescing.
   prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
   if (config_.interval.count() > 0) interval_hist_.emplace(core::Histogram::for_latency());
-  if (gate != nullptr) {
-    gate->ready.count_down();
-    gate->open.wait(false, std::memory_order_acquire);  // start_at() happened before it opened
-  }
+  gate.arrive();
+  if (!gate.wait_to_start()) return Status::io_error("the run was called off before it started");
   const core::ClockSource& clock = *config_.clock;
-  const Phases& phases = config_.phases;
+  const Phases& phases = phases_;
   const core::Nanos tick = timeout_tick(config_.timeout);
   const core::ThreadCpuReading cpu_start = core::read_thread_cpu(0);
   const TimePoint wall_start = clock.now();
@@ -307,7 +305,7 @@ void LoadWorker::connect(uint32_t ci, TimePoint now) {
   auto fd = net::connect_tcp(config_.address);
   if (!fd) {
     // An immediate failure (e.g. no ephemeral ports left): count it and try again shortly.
-    if (config_.phases.measured(now)) {
+    if (phases_.measured(now)) {
       const int err = fd.status().os_error();
       stats_.count_error(ErrorKind::kConnect, err != 0 ? core::errno_name(err) : "socket");
       ++stats_.connect_failures_after_ok;
@@ -319,7 +317,7 @@ void LoadWorker::connect(uint32_t ci, TimePoint now) {
     auto tls = net::TlsTransport::create(std::move(fd).value(), *config_.tls, config_.server_name,
                                          &tls_sessions_);
     if (!tls) {
-      if (config_.phases.measured(now)) stats_.count_error(ErrorKind::kTls, tls.status().message());
+      if (phases_.measured(now)) stats_.count_error(ErrorKind::kTls, tls.status().message());
       release(ci, /*retry=*/true);
       return;
     }
@@ -382,7 +380,7 @@ void LoadWorker::on_connected(uint32_t ci) {
     return;
   }
   if (r.status != net::IoStatus::kDone) {
-    if (config_.phases.measured(now)) {
+    if (phases_.measured(now)) {
       if (tls_failure) {
         stats_.count_error(ErrorKind::kTls, c.transport->error_text());
       } else {
@@ -407,7 +405,7 @@ void LoadWorker::on_connected(uint32_t ci) {
   }
   if (h2() && tls != nullptr && tls->alpn != "h2") {
     // The pre-flight handshake found h2; a server that changes its mind is counted.
-    if (config_.phases.measured(now)) {
+    if (phases_.measured(now)) {
       stats_.count_error(ErrorKind::kTls,
                          fmt::format("ALPN: the server chose {}, not h2",
                                      tls->alpn.empty() ? "no protocol" : tls->alpn));
@@ -419,7 +417,7 @@ void LoadWorker::on_connected(uint32_t ci) {
   // A connection re-opened: counted when it is open, not per attempt. Regression (a new user's
   // trial): against a killed server every refused attempt counted, 18027 reconnects beside 3
   // connections opened and 2388 connects failed.
-  if (c.opened_before && now >= config_.phases.measure_from) ++stats_.reconnects;
+  if (c.opened_before && now >= phases_.measure_from) ++stats_.reconnects;
   c.opened_before = true;
   c.state = ConnState::kOpen;
   loop_->modify(c.transport->fd(), interest(EPOLLIN), tag(ci));
@@ -450,7 +448,7 @@ void LoadWorker::became_ready(uint32_t ci) {
 void LoadWorker::adopt_budget_end() {
   const int64_t end_ns = config_.budget->end_ns.load(std::memory_order_acquire);
   const TimePoint end{core::Nanos(end_ns)};
-  if (end_ns != 0 && end < config_.phases.measure_until) config_.phases.measure_until = end;
+  if (end_ns != 0 && end < phases_.measure_until) phases_.measure_until = end;
 }
 
 void LoadWorker::send(uint32_t l, TimePoint now, TimePoint intended, bool measured) {
@@ -464,8 +462,8 @@ void LoadWorker::send(uint32_t l, TimePoint now, TimePoint intended, bool measur
     }
     if (left == 1) {
       // This is the last: the measured phase ends just after it, for every worker.
-      config_.phases.measure_until = now + core::Nanos(1);
-      config_.budget->end_ns.store(config_.phases.measure_until.time_since_epoch().count(),
+      phases_.measure_until = now + core::Nanos(1);
+      config_.budget->end_ns.store(phases_.measure_until.time_since_epoch().count(),
                                    std::memory_order_release);
       last_of_budget = true;
     }
@@ -485,8 +483,8 @@ void LoadWorker::send(uint32_t l, TimePoint now, TimePoint intended, bool measur
     // A connection opened inside the measured phase counts from zero: all its segments are the
     // run's (the handshake's too), and the getsockopt() is saved, which matters when every
     // request has a connection of its own (--no-keepalive).
-    c.tcp_base = c.connect_at >= config_.phases.measure_from ? net::TcpCounters{}
-                                                             : net::tcp_counters(c.transport->fd());
+    c.tcp_base = c.connect_at >= phases_.measure_from ? net::TcpCounters{}
+                                                      : net::tcp_counters(c.transport->fd());
   }
   lane.endpoint = picker_ ? static_cast<uint32_t>(picker_->next()) : 0;
   const uint64_t shipment = shipment_picker_ ? shipment_picker_->next() : 1;
@@ -498,7 +496,7 @@ void LoadWorker::send(uint32_t l, TimePoint now, TimePoint intended, bool measur
     const core::Nanos lag = now - intended;
     stats_.send_lag_ns.record(lag.count());
     if (lag > OpenLoopFeeder::kLate) ++stats_.late;
-    if (now < config_.phases.measure_until) ++stats_.sent_in_phase;
+    if (now < phases_.measure_until) ++stats_.sent_in_phase;
   } else {
     ++stats_.warmup.sent;
   }
@@ -599,7 +597,7 @@ void LoadWorker::read_some(uint32_t ci, bool until_closed) {
         if (!received.is_ok() && !c.h2->ready()) {
           // Not HTTP/2 from its first bytes (an HTTP/1.1 server answering the preface): counted,
           // and the next connect waits, so a wrong --h2c does not spin connecting.
-          if (config_.phases.measured(config_.clock->now())) {
+          if (phases_.measured(config_.clock->now())) {
             stats_.count_error(ErrorKind::kConnect,
                                "HTTP/2: the server's first bytes were not SETTINGS (HTTP/1.1?)");
           }
@@ -629,7 +627,7 @@ void LoadWorker::read_some(uint32_t ci, bool until_closed) {
       if (!h2()) {
         on_eof_h1(ci);
       } else if (!c.h2->ready()) {
-        if (config_.phases.measured(config_.clock->now())) {
+        if (phases_.measured(config_.clock->now())) {
           stats_.count_error(ErrorKind::kConnect,
                              "HTTP/2: the server closed the connection before its SETTINGS");
         }
@@ -661,7 +659,7 @@ bool LoadWorker::parse_h1(uint32_t ci, const char* data, size_t size) {
       // Bytes no request asked for: the connection's framing can no longer be trusted, so it is
       // not reused. Regression (a new user's trial): they went uncounted, and the reconnect that
       // followed unexplained.
-      if (config_.phases.measured(config_.clock->now())) {
+      if (phases_.measured(config_.clock->now())) {
         stats_.unsolicited_bytes += size - used_all;
         stats_.bytes_received += size - used_all;
         ++stats_.unsolicited_closes;
@@ -863,7 +861,7 @@ void LoadWorker::complete_lane(uint32_t l, TimePoint now, int code, uint64_t bod
   }
   // Open loop's throughput: measured requests answered inside the phase (warm-up arrivals that
   // drain into it are not the phase's work).
-  const bool in_phase = code < 400 && lane.measured && config_.phases.measured(now);
+  const bool in_phase = code < 400 && lane.measured && phases_.measured(now);
   if (in_phase) ++stats_.ok_completed_in_phase;
   if (lane.measured) {
     ++stats_.completed;
@@ -952,7 +950,7 @@ void LoadWorker::end_lane(uint32_t l, TimePoint now) {
     if (!lane.resend) --c.measured_busy;
     stats_.bytes_received += lane.received;
     stats_.bytes_received_body += lane.body_bytes;
-  } else if (now >= config_.phases.measure_from) {
+  } else if (now >= phases_.measure_from) {
     ++stats_.warmup.carried_over;
   }
   if (!lane.resend) --c.busy;
@@ -1031,8 +1029,8 @@ void LoadWorker::close(uint32_t l) {
 }
 
 void LoadWorker::saw_target(TimePoint now) {
-  if (!config_.phases.measured(now)) return;
-  stats_.last_ok_ns = core::elapsed_ns(config_.phases.measure_from, now);
+  if (!phases_.measured(now)) return;
+  stats_.last_ok_ns = core::elapsed_ns(phases_.measure_from, now);
   stats_.connect_failures_after_ok = 0;
 }
 
@@ -1041,7 +1039,7 @@ void LoadWorker::check_timeouts(TimePoint now) {
     Connection& c = conns_[ci];
     const bool unready = c.state == ConnState::kOpen && h2() && !c.h2->ready();
     if ((c.state == ConnState::kConnecting || unready) && now - c.connect_at >= config_.timeout) {
-      if (config_.phases.measured(now)) {
+      if (phases_.measured(now)) {
         if (unready) {
           stats_.count_error(ErrorKind::kConnect,
                              "HTTP/2: no SETTINGS from the server within the timeout");
@@ -1125,9 +1123,8 @@ void LoadWorker::flush_interval() {
       [&](int64_t lowest, int64_t, int64_t count) { out.counts.emplace_back(lowest, count); });
   const uint64_t errors = stats_.total_errors();
   out.errors = errors - interval_errors_flushed_;
-  if (interval_last_ > config_.phases.measure_from) {
-    out.last_s =
-        std::chrono::duration<double>(interval_last_ - config_.phases.measure_from).count();
+  if (interval_last_ > phases_.measure_from) {
+    out.last_s = std::chrono::duration<double>(interval_last_ - phases_.measure_from).count();
   }
   interval_errors_flushed_ = errors;
   if (config_.intervals != nullptr) config_.intervals->push(std::move(out));
@@ -1149,7 +1146,7 @@ void LoadWorker::abort_all(TimePoint now) {
       stats_.bytes_received_body += answering ? c.parser.body_bytes() : lane.body_bytes;
     } else {
       ++stats_.warmup.aborted;
-      if (now >= config_.phases.measure_from) ++stats_.warmup.carried_over;
+      if (now >= phases_.measure_from) ++stats_.warmup.carried_over;
     }
     --in_flight_;
     in_system_.change(now, -1);

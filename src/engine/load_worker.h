@@ -20,8 +20,8 @@
 // exceptions: a connection that ends with requests unanswered counts each of them failed
 // (pipelined ones behind the first as closed_before_response), except HTTP/2 requests its GOAWAY
 // refused: never processed, they stay in flight and go out again on the next connection
-// (Lane::resend). Thread-safety: construct on any thread, run() on one; read stats() after run()
-// returns.
+// (Lane::resend). Thread-safety: construct on any thread, run() on one; set_phases() from the run's
+// thread while run() waits at the StartGate; read stats() after run() returns.
 #pragma once
 
 #include <atomic>
@@ -62,20 +62,44 @@ struct RequestBudget {
   std::atomic<int64_t> end_ns{0};
 };
 
-// The requests a run sends, compiled once and shared read-only by its workers: one per endpoint
-// of a mix (one without), as HTTP/1.1 templates or, for HTTP/2, as H2Requests.
 // Holds a run's workers at the start line until each is ready to send, so that the phases begin
 // when the first request can go out: building the workers (six 268 KiB histograms each, paged in
 // as they are zeroed) and starting their threads took 6-8 ms on this host, and the open loop's
 // first sends, due at the phases' start, were that late (regression: a gentle --stages 5s:20
-// named the client saturated by its send lag). The run's thread waits for `ready`, stamps the
-// phases, hands them to each worker (LoadWorker::start_at) and then sets `open`.
-struct StartGate {
-  explicit StartGate(std::ptrdiff_t workers) : ready(workers) {}
-  std::latch ready;
-  std::atomic<bool> open{false};
+// named the client saturated by its send lag). The run's thread waits until every worker has
+// arrived, stamps the phases, hands them to each worker (LoadWorker::set_phases) and opens the
+// gate; on any way out that did not open it (a thread that could not start, a hook that threw)
+// it calls the run off, and the waiting workers return without sending.
+// Thread-safety: arrive() and wait_to_start() from the workers, the rest from the run's thread;
+// what the run's thread wrote before open() is visible to a worker once wait_to_start() returns.
+class StartGate {
+ public:
+  explicit StartGate(std::ptrdiff_t workers) : ready_(workers) {}
+  // A worker is ready, or has failed and will not wait (each worker arrives exactly once).
+  void arrive() { ready_.count_down(); }
+  // Blocks a worker that arrived until the gate opens (true) or the run is called off (false).
+  bool wait_to_start() const {
+    state_.wait(kClosed, std::memory_order_acquire);
+    return state_.load(std::memory_order_acquire) == kOpen;
+  }
+  // Blocks the run's thread until every worker has arrived.
+  void wait_ready() const { ready_.wait(); }
+  void open() { settle(kOpen); }
+  // No effect once open.
+  void call_off() { settle(kCalledOff); }
+
+ private:
+  enum State : int { kClosed, kOpen, kCalledOff };
+  void settle(State to) {
+    int closed = kClosed;
+    if (state_.compare_exchange_strong(closed, to, std::memory_order_acq_rel)) state_.notify_all();
+  }
+  std::latch ready_;
+  std::atomic<int> state_{kClosed};
 };
 
+// The requests a run sends, compiled once and shared read-only by its workers: one per endpoint
+// of a mix (one without), as HTTP/1.1 templates or, for HTTP/2, as H2Requests.
 struct WorkerRequests {
   std::vector<http::RequestTemplate> h1;  // empty for HTTP/2
   std::vector<http::H2Request> h2;        // empty for HTTP/1.1
@@ -102,7 +126,6 @@ struct WorkerConfig {
   uint64_t first_connection = 0;  // global index of this worker's first slot ({conn})
   int connections = 1;  // closed loop exactly this many; open loop at most (x per_connection lanes)
   core::Nanos timeout{0};
-  Phases phases;
   const core::ClockSource* clock = nullptr;
   const std::atomic<bool>* interrupt = nullptr;
   // Open loop when set: this worker's share of the global arrival schedule.
@@ -129,13 +152,14 @@ class LoadWorker final : public ConnectionPool, private http::H2Client::Listener
   LoadWorker(const LoadWorker&) = delete;  // its feeder and counters refer to its phases
   LoadWorker& operator=(const LoadWorker&) = delete;
 
-  // Drives the connections until the run ends. With a gate, first makes its event loop, counts
-  // itself ready and waits for the gate to open (always counting down, also when it fails), and
-  // takes the phases given to start_at() meanwhile. Errors: kIoError if the event loop cannot be
-  // created or waited on; everything on the wire is counted in stats() instead.
-  core::Status run(StartGate* gate = nullptr);
-  // The phases the run stamped once every worker was ready; call before opening the gate.
-  void start_at(const Phases& phases) { config_.phases = phases; }
+  // Makes its event loop, arrives at the gate (also when that fails) and waits there; once the
+  // gate opens, drives the connections through the phases given to set_phases() until the run
+  // ends. Errors: kIoError if the event loop cannot be created or waited on, or if the run was
+  // called off at the gate; everything on the wire is counted in stats() instead.
+  core::Status run(StartGate& gate);
+  // The phases the run stamped once every worker was ready; call from the run's thread before it
+  // opens the gate.
+  void set_phases(const Phases& phases) { phases_ = phases; }
   const core::RunStats& result() const { return stats_; }
   bool interrupted() const { return interrupted_; }
 
@@ -280,6 +304,9 @@ class LoadWorker final : public ConnectionPool, private http::H2Client::Listener
   void flush_interval();
 
   WorkerConfig config_;
+  // Set at the gate (set_phases); the feeder and in_system_ keep a reference. -n in closed loop
+  // moves measure_until to the budget's end.
+  Phases phases_;
   std::unique_ptr<Feeder> feeder_;
   std::optional<WeightedRoundRobin> picker_;       // a mix's endpoint for each send
   std::optional<ShipmentPicker> shipment_picker_;  // {shipment}'s ids

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <optional>
+#include <stdexcept>
 #include <thread>
 
 #include "engine/load.h"
@@ -161,8 +162,8 @@ TEST(FakeTime, AWorkerTakesItsPhasesAtTheStartGateNotWhenItWasBuilt) {
   LoadWorker worker(std::move(cfg));
   StartGate gate(1);
   core::Status outcome;
-  std::thread thread([&] { outcome = worker.run(&gate); });
-  gate.ready.wait();
+  std::thread thread([&] { outcome = worker.run(gate); });
+  gate.wait_ready();
   std::this_thread::sleep_for(20ms);  // real time in which a worker past the gate would connect
   EXPECT_EQ(server.targets().size(), 0u) << "nothing is sent before the gate opens";
   clock.advance(5s);
@@ -171,9 +172,8 @@ TEST(FakeTime, AWorkerTakesItsPhasesAtTheStartGateNotWhenItWasBuilt) {
   phases.measure_from = phases.start;
   phases.measure_until = phases.start + 100ms;
   phases.grace = 1s;
-  worker.start_at(phases);
-  gate.open.store(true);
-  gate.open.notify_all();
+  worker.set_phases(phases);
+  gate.open();
   for (size_t k = 0; k < 10; ++k) {
     clock.set(phases.start + std::chrono::milliseconds(10 * k));
     wait_for_requests(server, k + 1);
@@ -225,6 +225,39 @@ TEST(FakeTime, HooksOfAPhaseWithoutWarmUpRunBeforeItsFirstSend) {
   EXPECT_EQ(r.stats.sent, 10u);
   EXPECT_EQ(r.stats.late, 0u);
   EXPECT_EQ(r.stats.send_lag_ns.max(), 0);
+}
+
+// A way out of run_load that did not open the gate (here a hook that throws before it, as the
+// host sampler's thread could) calls the run off: the workers waiting at the gate return
+// without sending, and the run's threads join, where they waited for the gate for ever.
+TEST(FakeTime, ARunThatFailsBeforeItsGateOpensCallsItsWorkersOff) {
+  ScriptedServer server(
+      [](int, int, const std::string&) { return Action::respond(testing::ok_response()); });
+  FakeClock clock;
+  LoadOptions o = options(server, 2, 0s, 100ms, 10s, 1s);
+  o.threads = 2;
+  RunControl control;
+  control.clock = &clock;
+  control.on_measure_start = [] { throw std::runtime_error("the sampler could not start"); };
+  control.on_measure_end = [] {};
+  EXPECT_THROW((void)run_load(o, control), std::runtime_error);
+  EXPECT_EQ(server.targets().size(), 0u) << "nothing is sent by a run called off";
+}
+
+// A worker at a gate the run calls off returns an error and sends nothing; opening the gate
+// after that changes nothing.
+TEST(StartGate, ACalledOffGateStaysShut) {
+  StartGate gate(1);
+  gate.arrive();
+  gate.wait_ready();
+  gate.call_off();
+  gate.open();
+  EXPECT_FALSE(gate.wait_to_start());
+  StartGate opened(1);
+  opened.arrive();
+  opened.open();
+  opened.call_off();
+  EXPECT_TRUE(opened.wait_to_start()) << "no effect once open";
 }
 
 }  // namespace
