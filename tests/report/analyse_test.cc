@@ -303,27 +303,40 @@ TEST(Analyse, AnOpenLoopLevelHeldBackByItsPoolSaysSo) {
   EXPECT_TRUE(any_contains(d.levels[0].notes, "the pool of 8 connections was exhausted"));
 }
 
+// An open-loop run of `duration_s` behind its schedule: `achieved` of `target` req/s, a pool of
+// `max_connections`, the client's busiest thread asking for `client_demand` of a core.
+RunFigures open_run_behind(double duration_s, int max_connections, double target, double achieved,
+                           double client_demand) {
+  RunFigures r;
+  r.duration_s = duration_s;
+  r.max_connections = max_connections;
+  r.client_max_thread_cpu_demand = client_demand;
+  r.open = OpenLoopFigures{};
+  r.open->target_rate_rps = target;
+  r.open->achieved_rate_rps = achieved;
+  r.open->scheduled = static_cast<uint64_t>(target * duration_s);
+  return r;
+}
+
+// run_notes' note on the rate not achieved, or "no shortfall note".
+std::string shortfall_note(const RunFigures& r, const std::optional<SaturatedFigures>& saturated) {
+  for (const std::string& n : run_notes(r, saturated)) {
+    if (n.starts_with("the achieved rate")) return n;
+  }
+  return "no shortfall note";
+}
+
 // Regression (a new user's trial): a staged run whose one-thread server saturated at the top of
 // its ramp said neither the pool nor the client was at its limit (the pool full 5% of the phase),
 // or, with the pool full, to give more connections: the server's saturated resource comes first.
 TEST(Analyse, AnOpenLoopShortfallAtASaturatedServerNamesItsResource) {
-  RunFigures r;
-  r.duration_s = 6;
-  r.max_connections = 16;
-  r.client_max_thread_cpu_demand = 0.1;
-  r.open = OpenLoopFigures{};
-  r.open->target_rate_rps = 2500;
-  r.open->achieved_rate_rps = 2341;
-  r.open->scheduled = 15000;
+  RunFigures r = open_run_behind(6, 16, 2500, 2341, 0.1);
   r.open->pool_full_share = 0.05;
   SaturatedFigures cpu;
   cpu.resource = "cpu";
   cpu.detail = "server process at 100% of one core (CPU 0 100% busy)";
   const auto note = [&](const std::optional<SaturatedFigures>& saturated) {
-    for (const std::string& n : run_notes(r, saturated)) {
-      if (n.starts_with("the achieved rate")) return n;
-    }
-    return std::string("no shortfall note");
+    return shortfall_note(r, saturated);
   };
   EXPECT_NE(note(cpu).find("the server's cpu saturated (server process at 100% of one core (CPU 0 "
                            "100% busy)), so it answered more slowly than the schedule offered"),
@@ -341,23 +354,11 @@ TEST(Analyse, AnOpenLoopShortfallAtASaturatedServerNamesItsResource) {
 // more threads with -t") at 3-7 % of a core, with the target gone or the pool full for the last
 // stages only. The cause named is the one the figures show.
 TEST(Analyse, AnOpenLoopShortfallNamesTheCauseItsFiguresShow) {
-  RunFigures r;
-  r.duration_s = 4;
-  r.max_connections = 250;
-  r.client_max_thread_cpu_demand = 0.03;
-  r.open = OpenLoopFigures{};
-  r.open->target_rate_rps = 1000;
-  r.open->achieved_rate_rps = 500;
-  r.open->scheduled = 4000;
+  RunFigures r = open_run_behind(4, 250, 1000, 500, 0.03);
   r.open->service_time_ns.count = 2000;
   r.open->service_time_ns.p50 = 505'000'000;
   r.open->pool_full_share = 0.3;  // the last stages only
-  auto note = [&] {
-    for (const std::string& n : run_notes(r)) {
-      if (n.starts_with("the achieved rate")) return n;
-    }
-    return std::string("no shortfall note");
-  };
+  auto note = [&] { return shortfall_note(r, std::nullopt); };
   EXPECT_NE(note().find("the pool of 250 connections was exhausted (30% of the time every one "
                         "was busy) because responses took 505.00 ms"),
             std::string::npos)
