@@ -44,6 +44,10 @@ struct MixEndpoint {
   std::string name;  // "METHOD /target" as typed, placeholders unexpanded: the report's key
   http::RequestSpec request;
   double weight = 1;  // > 0, relative to the other endpoints'
+  // As typed in --mix, for the record only: the body's file ("" for none), and whether the
+  // weight was a rate (=R/s) rather than a ratio.
+  std::string body_file;
+  bool weight_is_rate = false;
 };
 
 struct LoadOptions {

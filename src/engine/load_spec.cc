@@ -265,7 +265,7 @@ Result<std::optional<double>> LoadSpec::mix_options(LoadOptions& o) const {
   auto parsed_mix = parse_mix(mix);
   if (!parsed_mix) return parsed_mix.status();
   for (const MixText& e : parsed_mix->entries) {
-    MixEndpoint endpoint{e.name, o.request, e.weight};
+    MixEndpoint endpoint{e.name, o.request, e.weight, e.body_file, parsed_mix->rates};
     endpoint.request.method = e.method;
     endpoint.request.url.target = e.target;
     endpoint.request.body.clear();

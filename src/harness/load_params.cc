@@ -39,7 +39,11 @@ report::LoadParams load_params(const engine::LoadOptions& o, const std::string& 
   if (!o.mix.empty()) {
     std::string text;
     for (const engine::MixEndpoint& e : o.mix) {
-      text += fmt::format("{}{}={:g}", text.empty() ? "" : ",", e.name, e.weight);
+      // As --mix takes it, so the heading's command runs the same mix again (regression: rates
+      // lost their /s and bodies their @FILE, and read back as ratios without a body).
+      text += fmt::format("{}{}{}={:g}{}", text.empty() ? "" : ",", e.name,
+                          e.body_file.empty() ? "" : " @" + e.body_file, e.weight,
+                          e.weight_is_rate ? "/s" : "");
       shipments = shipments || e.request.url.target.find("{shipment}") != std::string::npos ||
                   e.request.body.find("{shipment}") != std::string::npos;
     }

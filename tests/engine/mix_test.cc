@@ -76,7 +76,7 @@ LoadOptions mix_options(const ScriptedServer& server) {
   o.request.url = *http::parse_url(server.url("/"));
   for (const auto& [target, weight] : std::vector<std::pair<std::string, double>>{
            {"/fast/{shipment}", 3}, {"/missing", 1}, {"/slow", 1}}) {
-    MixEndpoint e{"GET " + target, o.request, weight};
+    MixEndpoint e{"GET " + target, o.request, weight, "", false};
     e.request.url.target = target;
     o.mix.push_back(e);
   }

@@ -87,7 +87,7 @@ TEST(HtmlReport, AMixHasAnEndpointTableAndStagesTheirIntendedRate) {
   EXPECT_NE(page.find("<td class=\"name\">GET /tracking/{shipment}</td><td>81.1 %</td>"),
             std::string::npos);
   EXPECT_NE(page.find("<td class=\"name\">POST /events</td>"), std::string::npos);
-  EXPECT_NE(page.find("mix GET /tracking/{shipment}=416.67,POST /events=97.22 on"),
+  EXPECT_NE(page.find("mix GET /tracking/{shipment}=416.67/s,POST /events @event.json=97.22/s on"),
             std::string::npos);
   const json data = html_chart_data(doc);
   const json* over_time = nullptr;

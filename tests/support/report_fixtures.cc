@@ -196,7 +196,7 @@ report::RunDocument golden_open_run_report() {
 report::RunDocument golden_mix_run_report() {
   report::LoadParams p = fixed_params("http://127.0.0.1:8080/", 1);
   p.warmup_s = 0;
-  p.mix = "GET /tracking/{shipment}=416.67,POST /events=97.22";
+  p.mix = "GET /tracking/{shipment}=416.67/s,POST /events @event.json=97.22/s";
   p.stages = "1s:600,1s:400";
   p.shipments = 100000;
   p.zipf = 1.0;
