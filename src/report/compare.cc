@@ -83,6 +83,7 @@ CompareSide side_of(const std::string& label, const std::string& kind, const std
   side.repeats = params.repeats;
   side.protocol = protocol_name(params, nullptr);
   side.stages = params.stages.value_or("");
+  side.mix = params.mix.value_or("");
   return side;
 }
 
@@ -116,7 +117,15 @@ CompareLevel external_level(const ExternalLevelFigures& l) {
 std::vector<std::string> condition_notes(const CompareSide& a, const CompareSide& b) {
   std::vector<std::string> notes;
   const bool external = a.kind == "external_sweep";
-  if (a.target != b.target) {
+  // With a mix only the URL's origin is the target (each endpoint names its path): one server
+  // sent two workloads, not two servers (regression: a mix against a plain /fast run was called
+  // two servers, and two different mixes were compared without a word).
+  const auto origin = [](const std::string& url) {
+    const size_t scheme = url.find("://");
+    return url.substr(0, url.find('/', scheme == std::string::npos ? 0 : scheme + 3));
+  };
+  const bool other_mix = a.mix != b.mix;
+  if (a.target != b.target && !(other_mix && origin(a.target) == origin(b.target))) {
     notes.push_back(fmt::format(
         "a and b measured different {} ({} and {}): each row compares two {}, not one before "
         "and after a change",
@@ -139,6 +148,15 @@ std::vector<std::string> condition_notes(const CompareSide& a, const CompareSide
         "a measured {:.2f} s per {} and b {:.2f} s: the shorter one's tail percentiles rest on "
         "fewer responses",
         a.duration_s, a.kind == "sweep" ? "level" : "run", b.duration_s));
+  }
+  if (other_mix) {
+    const auto load = [](const CompareSide& s) {
+      return s.mix.empty() ? fmt::format("every request to {}", s.target)
+                           : fmt::format("the mix '{}'", s.mix);
+    };
+    notes.push_back(fmt::format(
+        "a sent {} and b {}: each row compares two workloads, not one before and after a change",
+        load(a), load(b)));
   }
   // A staged run is keyed by the mean rate its stages intended: at the same key, a ramp and a
   // constant rate (or two ramps) offer different loads. Regression (a new user's trial): a

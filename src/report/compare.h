@@ -51,6 +51,7 @@ struct CompareSide {
   std::vector<CompareLevel> levels;  // in the file's order
   std::string unit;                  // an external sweep's throughput unit; "" for req/s
   std::string stages;                // a run's --stages as given; "" for a constant rate
+  std::string mix;                   // --mix as recorded (params.mix); "" for one request
 };
 
 // The side of a comparison that a run or sweep document gives. Errors (kInvalidArgument, naming

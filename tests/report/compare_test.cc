@@ -130,6 +130,18 @@ TEST(Compare, NotesEachConditionThatDiffersAndNoneWhenTheyMatch) {
       << staged->notes[0];
   b.stages = "2s:200";
   EXPECT_TRUE(compare(a, b)->notes.empty()) << "the same stages";
+  // Regression (a new user's trial): two mixes on one server were compared without a word, and
+  // a mix against one URL of that server was called two servers.
+  b.mix = "GET /fast=1,GET /tracking=5";
+  b.target = "http://127.0.0.1:8080/fast";
+  auto mixes = compare(a, b);
+  ASSERT_TRUE(mixes);
+  ASSERT_EQ(mixes->notes.size(), 1u) << "one server: no note on targets";
+  EXPECT_EQ(mixes->notes[0],
+            "a sent every request to http://127.0.0.1:8080/ and b the mix 'GET /fast=1,GET "
+            "/tracking=5': each row compares two workloads, not one before and after a change");
+  b.target = "http://127.0.0.1:9090/";
+  EXPECT_EQ(compare(a, b)->notes.size(), 2u) << "another server too";
 }
 
 TEST(CompareDocument, ReadsARunAsOneLevelWithItsRanges) {
