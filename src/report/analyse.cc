@@ -535,7 +535,9 @@ LevelFigures level_figures(const std::vector<core::RunResult>& runs,
   if (runs.size() > 1) {
     for (const core::RunResult& r : runs) l.runs.push_back(run_figures(r));
   }
-  const double mean_ns = run.stats.latency_ns.count() > 0 ? run.stats.latency_ns.mean() : 0.0;
+  // No successful response (every answer a 404, say): no X or R to check N against, where the
+  // check printed N = 1 against X * mean R = 0.00 as a failure of the law (a new user's trial).
+  const double mean_ns = run.stats.latency_ns.count() > 0 ? run.stats.latency_ns.mean() : NAN;
   if (run.open_loop()) {
     l.little =
         little_figures(analysis::check_little(run.mean_in_system(), run.throughput_rps(), mean_ns));

@@ -138,6 +138,21 @@ TEST(RunText, SaysTheSpinBeforeSendsIsAutoByDefault) {
   EXPECT_EQ(render_run_text(d).find("client spin"), std::string::npos);
 }
 
+// Regression (a new user's trial): a run whose every answer was a 404 printed "Little's law N =
+// 1, X * mean R = 0.00 (differs by more than 5%)": with no successful response there is nothing
+// to check.
+TEST(RunText, ARunWithoutASuccessfulResponseChecksNoLittlesLaw) {
+  const core::RunResult r = testing::synthetic_closed_run(1, 0, 3.0, 0, -1);
+  const RunDocument d =
+      analyse_run("http://127.0.0.1:8080/", "now", {}, {r}, testing::fixed_host());
+  EXPECT_EQ(render_run_text(d).find("Little's law"), std::string::npos) << render_run_text(d);
+  EXPECT_FALSE(d.level.little.ratio);
+  const RunDocument ok =
+      analyse_run("http://127.0.0.1:8080/", "now", {},
+                  {testing::synthetic_closed_run(1, 300, 3.0, 0, -1)}, testing::fixed_host());
+  EXPECT_NE(render_run_text(ok).find("Little's law N = 1"), std::string::npos);
+}
+
 std::string json_of(const Document& doc) { return to_json(doc).dump(2) + "\n"; }
 
 TEST(Golden, RunJson) { expect_golden("run.json", json_of(testing::golden_run_report())); }
