@@ -67,16 +67,23 @@ std::string conversion_text(const CLI::App* app, const std::string& what) {
     return fmt::format("{}: '{}' is not a whole number", flag, value);
   }
   if (type.starts_with("FLOAT")) {
-    return fmt::format("{}: '{}' is not a number (such as 1000, 2.5 or 1e4)", flag, value);
+    // Regression (a new user's trial): `run --rate 100,200` read as a bad number; lists of
+    // rates are a sweep's.
+    return fmt::format("{}: '{}' is not a number (such as 1000, 2.5 or 1e4){}", flag, value,
+                       value.find(',') != std::string::npos
+                           ? "; it takes one value, not a list (a list of levels is knee sweep's)"
+                           : "");
   }
   return fmt::format("{}: '{}' is not a value it takes", flag, value);
 }
 
 // For CLI11's "The following arguments were not expected: ..." (ExtrasError): the first flag
 // in argv that `app` does not take but another command does, as "`knee sweep` does not take
-// --stages; it is a flag of `knee run`". Empty when no such flag is found (CLI11's message
-// stands). Regression (a new user's trial): `knee sweep URL --stages 1s:10` printed "The
-// following arguments were not expected: 1s:10 --stages".
+// --stages; it is a flag of `knee run`", or, when `app` takes the same option by its long name
+// only, "`knee sweep` does not take -r; write --rate". Empty when no such flag is found
+// (CLI11's message stands). Regression (a new user's trial): `knee sweep URL --stages 1s:10`
+// printed "The following arguments were not expected: 1s:10 --stages", and `knee sweep URL -r
+// 100` the same of -r.
 std::string misplaced_flag_text(const CLI::App* app, const std::vector<CLI::App*>& subs, int argc,
                                 char** argv) {
   if (app == nullptr) return "";
@@ -88,7 +95,9 @@ std::string misplaced_flag_text(const CLI::App* app, const std::vector<CLI::App*
   for (int i = 1; i < argc; ++i) {
     const std::string_view arg = argv[i];
     if (arg == "--") break;
-    if (!arg.starts_with("--") || arg.size() < 3) continue;
+    const bool long_flag = arg.starts_with("--") && arg.size() > 2;
+    const bool short_flag = !long_flag && arg.size() == 2 && arg[0] == '-' && arg[1] != '-';
+    if (!long_flag && !short_flag) continue;
     const std::string name(arg.substr(0, arg.find('=')));
     if (app->get_option_no_throw(name) != nullptr) continue;
     std::string owners;
@@ -99,7 +108,13 @@ std::string misplaced_flag_text(const CLI::App* app, const std::vector<CLI::App*
       for (CLI::App* child : sub->get_subcommands([](CLI::App*) { return true; })) {
         pending.push_back(child);
       }
-      if (sub == app || sub->get_option_no_throw(name) == nullptr) continue;
+      const CLI::Option* theirs = sub == app ? nullptr : sub->get_option_no_throw(name);
+      if (theirs == nullptr) continue;
+      for (const std::string& lname : theirs->get_lnames()) {
+        if (short_flag && app->get_option_no_throw("--" + lname) != nullptr) {
+          return fmt::format("{} does not take {}; write --{}", command(app), name, lname);
+        }
+      }
       owners += (owners.empty() ? "" : " or ") + command(sub);
     }
     if (!owners.empty()) {
@@ -125,6 +140,19 @@ int report_parse_error(const CLI::ParseError& e, const KneeApp& knee_app, int ar
   if (dynamic_cast<const CLI::ConversionError*>(&e) != nullptr) {
     // Regression: `-c 99999999999` printed CLI11's "Could not convert: --connections = ...".
     what = conversion_text(deepest, what);
+  } else if (const size_t at = what.find(": Value ");
+             at != std::string::npos && what.find(" not in range ", at) != std::string::npos) {
+    // CLI::Range's "--port: Value 18080x not in range 0 to 65535", where the value is not a
+    // number at all (a new user's trial): say that, and keep the range otherwise.
+    const size_t from = at + 8;
+    const std::string value = what.substr(from, what.find(" not in range ", at) - from);
+    const bool number =
+        !value.empty() && value.find_first_not_of("0123456789+-.eE") == std::string::npos;
+    if (!number) what = fmt::format("{}: '{}' is not a number", what.substr(0, at), value);
+  } else if (what.find(": At Most 1 required but received ") != std::string::npos) {
+    // CLI11's ArgumentMismatch for a flag given twice (regression: `--stages 1s:10 --stages
+    // 1s:20` printed it as it stands).
+    what = what.substr(0, what.find(':')) + ": given more than once; give it once";
   } else if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr) {
     const std::string misplaced = misplaced_flag_text(deepest, knee_app.subs, argc, argv);
     if (!misplaced.empty()) what = misplaced;

@@ -52,6 +52,16 @@ INSTANTIATE_TEST_SUITE_P(
                  "`knee sweep` does not take --stages; it is a flag of `knee run`"},
         BadInput{{"run", "http://127.0.0.1:1/", "--days=2"},
                  "`knee run` does not take --days; it is a flag of `knee lab data`"},
+        // Regression (a new user's trial): CLI11's own words for a short flag of another
+        // command, a flag given twice, a port that is not a number, and a list where one value
+        // goes.
+        BadInput{{"sweep", "http://127.0.0.1:1/", "-r", "100"},
+                 "`knee sweep` does not take -r; write --rate"},
+        BadInput{{"run", "http://127.0.0.1:1/", "--stages", "1s:10", "--stages", "1s:20"},
+                 "--stages: given more than once; give it once"},
+        BadInput{{"serve", "--port", "18080x"}, "--port: '18080x' is not a number"},
+        BadInput{{"run", "http://127.0.0.1:1/", "--rate", "100,200"},
+                 "it takes one value, not a list"},
         BadInput{{"run", "notaurl"}, "notaurl"}, BadInput{{"run", "http://"}, "URL"},
         BadInput{{"sweep", "--levels", "0"}, "--levels"},
         // knee model sim: the page's file, its topology, its service time, a sweep to read.
