@@ -257,11 +257,17 @@ std::string shortfall_cause(const RunFigures& r, const std::optional<SaturatedFi
         "demanded {:.0f}% of a core{}: give more threads with -t)",
         demand * 100, when);
   }
+  // Regression (a new user's trial): a staged run at a one-thread server, its CPU unknown
+  // without --server-pid, read "neither ... was at its limit" beside a CPU 100% busy.
+  const bool server_unknown = !r.resources || !r.resources->server;
   return fmt::format(
       "neither the pool (full {:.0f}% of the time) nor the client (its busiest thread at {:.0f}% "
-      "of a core{}) was at its limit over the phase: see the timeline (--html, --json intervals) "
-      "for when the rate fell",
-      o.pool_full_share * 100, demand * 100, when);
+      "of a core{}) was at its limit over the phase{}: see the timeline (--html, --json "
+      "intervals) for when the rate fell",
+      o.pool_full_share * 100, demand * 100, when,
+      server_unknown ? "; a server at its limit looks like this, and its CPU is unknown without "
+                       "--server-pid PID"
+                     : "");
 }
 
 }  // namespace

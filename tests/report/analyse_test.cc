@@ -380,6 +380,12 @@ TEST(Analyse, AnOpenLoopShortfallNamesTheCauseItsFiguresShow) {
             std::string::npos)
       << note();
   EXPECT_EQ(note().find("-t"), std::string::npos) << note();
+  EXPECT_NE(note().find("its CPU is unknown without --server-pid PID"), std::string::npos)
+      << note();
+  r.resources = ResourceFigures{};
+  r.resources->server = ServerFigures{};  // followed: its CPU is in the verdict
+  EXPECT_EQ(note().find("--server-pid"), std::string::npos) << note();
+  r.resources.reset();
   r.unreachable = UnreachableFigures{1.5, 2388};  // the server was killed
   EXPECT_NE(note().find("the target stopped answering 1.5 s into the measured phase (2388 "
                         "connects failed after it)"),
