@@ -491,6 +491,14 @@ RunFigures run_figures(const core::RunResult& r) {
   f.loop_lag_ns = latency_summary(s.loop_lag_ns);
   f.interrupted = r.interrupted;
   if (r.use) f.resources = resource_figures(*r.use);
+  // A staged run's verdict reads the server at its busiest sample: the server's line shows it
+  // beside the phase's mean (regression, a new user's trial: "48% of a core" beside "saturated
+  // cpu: server process at 100% of one core").
+  if (f.resources && f.resources->server && staged(r)) {
+    f.resources->server->cpu_max_pct = known(r.use->server->cpu_max_pct);
+    f.resources->server->busiest_thread_cpu_max_pct =
+        known(r.use->server->busiest_thread_cpu_max_pct);
+  }
   f.measure_start_epoch_s = r.measure_start_epoch_s;
   f.spectrum = spectrum_of(s.latency_ns);
   f.intervals = intervals_of(r.intervals);

@@ -149,6 +149,8 @@ void describe(Io& io, ServerFigures& s) {
   io("pid", s.pid);
   io.nullable("cpu_pct", s.cpu_pct);
   io.nullable("busiest_thread_cpu_pct", s.busiest_thread_cpu_pct);
+  io.omittable("cpu_max_pct", s.cpu_max_pct);
+  io.omittable("busiest_thread_cpu_max_pct", s.busiest_thread_cpu_max_pct);
   io("threads", s.threads);
   io.nullable("rss_bytes", s.rss_bytes);
   io.omittable("name", s.name);

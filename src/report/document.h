@@ -103,6 +103,8 @@ struct ServerFigures {
   int pid = 0;
   std::optional<double> cpu_pct;  // % of one core
   std::optional<double> busiest_thread_cpu_pct;
+  // --stages only: the same two in the busiest sample (what the verdict reads); absent otherwise.
+  std::optional<double> cpu_max_pct, busiest_thread_cpu_max_pct;
   int threads = 0;
   std::optional<double> rss_bytes;
   std::optional<std::string> name;  // "nginx", "app2": a lab stack's part; absent otherwise

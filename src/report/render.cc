@@ -303,10 +303,14 @@ std::string processes_text(const std::optional<ResourceFigures>& resources,
 // service demand D = U / X of the utilisation law, Denning and Buzen 1978; docs/models.md §7), so
 // a run says what each response cost the server, not only a sweep's footer.
 std::string server_cpu_text(const ServerFigures& s, double throughput_rps) {
-  std::string out = fmt::format("  server CPU   pid {}: {} of a core", s.pid, pct_text(s.cpu_pct));
+  const auto at_peak = [](const std::optional<double>& peak) {
+    return peak ? fmt::format(" ({} in its busiest sample)", pct_text(peak)) : std::string();
+  };
+  std::string out = fmt::format("  server CPU   pid {}: {} of a core{}", s.pid, pct_text(s.cpu_pct),
+                                at_peak(s.cpu_max_pct));
   if (s.threads > 1) {
-    out +=
-        fmt::format(" over {} threads, busiest {}", s.threads, pct_text(s.busiest_thread_cpu_pct));
+    out += fmt::format(" over {} threads, busiest {}{}", s.threads,
+                       pct_text(s.busiest_thread_cpu_pct), at_peak(s.busiest_thread_cpu_max_pct));
   }
   if (s.cpu_pct && throughput_rps > 0) {
     out += fmt::format("; service demand D = U / X = {} per response",

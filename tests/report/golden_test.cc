@@ -153,6 +153,26 @@ TEST(RunText, ARunWithoutASuccessfulResponseChecksNoLittlesLaw) {
   EXPECT_NE(render_run_text(ok).find("Little's law N = 1"), std::string::npos);
 }
 
+// Regression (a new user's trial): a staged run printed "server CPU ... 48% of a core" beside
+// "saturated cpu: server process at 100% of one core", the verdict's busiest sample unnamed.
+TEST(RunText, AStagedRunsServerLineGivesItsBusiestSample) {
+  RunDocument d =
+      analyse_run("http://127.0.0.1:8080/", "now", {},
+                  {testing::synthetic_closed_run(10, 2900, 3.45, 0, 48)}, testing::fixed_host());
+  ASSERT_TRUE(d.level.median.resources && d.level.median.resources->server);
+  ServerFigures& server = *d.level.median.resources->server;
+  server.threads = 2;
+  server.cpu_max_pct = 100;
+  server.busiest_thread_cpu_max_pct = 99;
+  const std::string text = render_run_text(d);
+  EXPECT_NE(text.find(fmt::format("  server CPU   pid 4242: {:.0f}% of a core (100% in its busiest "
+                                  "sample) over 2 threads, busiest {:.0f}% (99% in its busiest "
+                                  "sample);",
+                                  *server.cpu_pct, *server.busiest_thread_cpu_pct)),
+            std::string::npos)
+      << text;
+}
+
 std::string json_of(const Document& doc) { return to_json(doc).dump(2) + "\n"; }
 
 TEST(Golden, RunJson) { expect_golden("run.json", json_of(testing::golden_run_report())); }
