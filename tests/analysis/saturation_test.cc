@@ -456,6 +456,33 @@ TEST(NameSaturatedResource, APacedClientBehindItsScheduleWithFreeConnectionsIsCl
   EXPECT_EQ(name_saturated_resource(cpu_bound_host(), client).resource, "cpu");
 }
 
+// Regression (a new user's trial): with a build filling both CPUs, 3.79 ms of send lag at 10% of
+// a core was named knee's own limit. The detail says knee likely waited for a CPU.
+TEST(NameSaturatedResource, AClientLateOnABusyHostIsLikelyWaitingForACpu) {
+  core::ClientUse client = kQuietClient;
+  client.open_loop = true;
+  client.send_lag_p99_ns = 4e6;
+  client.pool_full_share = 0.01;
+  client.pool_connections = 64;
+  client.late_with_connection_free_share = 0.034;
+  client.cpu_cores = 0.1;
+  core::ResourceUse u = quiet_host();
+  u.cpu_busy_pct = {99, 99};
+  u.cpu_busy_all_pct = 99;
+  const SaturationVerdict v = name_saturated_resource(u, client);
+  EXPECT_EQ(v.resource, "client");
+  EXPECT_NE(v.detail.find("; other processes kept the host's CPUs busy (host contention, see the "
+                          "warning), so knee likely waited for a CPU"),
+            std::string::npos)
+      << v.detail;
+  u.server.reset();  // its CPU unknown: the host's busy CPUs are all knee can say
+  EXPECT_NE(name_saturated_resource(u, client).detail.find(
+                "; the host's CPUs were 99% busy, so knee likely waited for a CPU"),
+            std::string::npos);
+  u = quiet_host();  // a quiet host: the lag is knee's own
+  EXPECT_EQ(name_saturated_resource(u, client).detail.find("waited for a CPU"), std::string::npos);
+}
+
 // Regression (issue 11): a server so slow that the pool ran out was "raise -c or -t".
 TEST(NameSaturatedResource, APoolExhaustedBySlowResponsesIsThePoolNotTheClient) {
   core::ClientUse client = kQuietClient;
