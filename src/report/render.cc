@@ -431,15 +431,15 @@ std::string render_run_text(const RunDocument& doc) {
   out += fmt::format("knee run {}\n", load_line(doc.params));
   if (r.open && doc.params.stages) {
     out += fmt::format(
-        "  open loop in stages {} ({} arrivals), {:.0f} req/s intended on average, up to {} "
+        "  open loop in stages {} ({} arrivals), {} req/s intended on average, up to {} "
         "connections, {} {}, {:.2f} s measured after {:.2f} s warm-up\n",
-        *doc.params.stages, doc.params.arrival, r.open->target_rate_rps, connections, r.threads,
-        threads, r.duration_s, doc.params.warmup_s);
+        *doc.params.stages, doc.params.arrival, rate_text(r.open->target_rate_rps), connections,
+        r.threads, threads, r.duration_s, doc.params.warmup_s);
   } else if (r.open) {
     out += fmt::format(
-        "  open loop: {:.0f} req/s target ({} arrivals), up to {} connections{}, {} "
+        "  open loop: {} req/s target ({} arrivals), up to {} connections{}, {} "
         "{}, {:.2f} s measured after {:.2f} s warm-up\n",
-        r.open->target_rate_rps, doc.params.arrival, connections,
+        rate_text(r.open->target_rate_rps), doc.params.arrival, connections,
         doc.params.per_connection.value_or(1) > 1
             ? fmt::format(" x {} per connection", *doc.params.per_connection)
             : "",

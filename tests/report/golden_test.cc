@@ -173,6 +173,17 @@ TEST(RunText, AStagedRunsServerLineGivesItsBusiestSample) {
       << text;
 }
 
+// Regression (a new user's trial): a rate of 7.5 req/s (-w 0.5s into a ramp, or -r 7.5) was
+// printed "7 req/s"; whole rates stay whole.
+TEST(RunText, AFractionalRateKeepsItsDecimal) {
+  RunDocument d = testing::golden_open_run_report();
+  d.level.median.open->target_rate_rps = 7.4999;
+  EXPECT_NE(render_run_text(d).find("  open loop: 7.5 req/s target"), std::string::npos)
+      << render_run_text(d);
+  d.level.median.open->target_rate_rps = 1000;
+  EXPECT_NE(render_run_text(d).find("  open loop: 1000 req/s target"), std::string::npos);
+}
+
 std::string json_of(const Document& doc) { return to_json(doc).dump(2) + "\n"; }
 
 TEST(Golden, RunJson) { expect_golden("run.json", json_of(testing::golden_run_report())); }
