@@ -90,15 +90,15 @@ TEST(Ladder, RungsComeOutInTheExpectedOrderOnThisMachine) {
   const Rung& scan = find(sqlite->rungs, "sqlite_scan");
   EXPECT_LT(cache.median_ns, dram.median_ns);
   EXPECT_LT(cache.median_ns, syscall.median_ns);
-  // Issue 6 expected DRAM read < system call. On this project's machine (a Firecracker VM on an
-  // AMD EPYC) it is the other way round, and the ladder reports it as measured: a dependent random
-  // read of a 1 GiB array took 244-378 ns in six Release runs (256 MiB under ASan: ~400 ns)
-  // against 186-188 ns for getppid. With 4 KiB pages nearly every read also misses the TLB, and in
-  // a VM a TLB miss walks the guest's and the host's page tables; with 2 MiB pages (MADV_HUGEPAGE)
-  // the reads still took ~200-290 ns. So the test checks that both sit between a cache read and an
-  // SQLite read, not their order against each other.
-  EXPECT_LT(dram.median_ns, key.median_ns);
-  EXPECT_LT(syscall.median_ns, key.median_ns);
+  // Only orders that hold on any host are checked. Issue 6 expected DRAM read < system call <
+  // SQLite primary-key read; on this project's machine (a Firecracker VM on an AMD EPYC) the three
+  // sit within a factor of a few of each other and their order moves with the host: a dependent
+  // random read of a 1 GiB array took 244-378 ns in Release (a TLB miss in a VM walks two page
+  // tables), getppid 186-188 ns on one day and 1,000-1,050 ns on another (2026-12-07, Release,
+  // three runs), an SQLite key read 445-475 ns that day (ASan: 830-3,800 ns). CI failed once on
+  // syscall 1,182 ns > key 1,002 ns. The ladder reports such orders as measured; the test checks
+  // that a cache read is below each of them and that a scan is far above a keyed read.
+  EXPECT_LT(cache.median_ns, key.median_ns);
   EXPECT_LT(key.median_ns, scan.median_ns);
   EXPECT_GT(sqlite->scan_over_key, 10);
   EXPECT_GT(sqlite->scan_over_index, 10);
