@@ -262,6 +262,16 @@ Result<std::optional<double>> LoadSpec::mix_options(LoadOptions& o) const {
         "--mix with -m, --body or --body-file: each endpoint of the mix names its own method "
         "and body (METHOD /target @BODY_FILE=WEIGHT); drop them");
   }
+  // Regression (a new user's trial): 'knee run http://h/api --mix "GET /a=1"' sent /a and
+  // dropped /api without a word. Each endpoint's target replaces the URL's whole, so a URL that
+  // has one of its own is refused rather than ignored.
+  if (o.request.url.target != "/") {
+    return Status::invalid_field(
+        "mix", fmt::format("the URL's target '{}' would not be sent: each endpoint names its own "
+                           "(GET {}=1); give the URL as {}://{}/",
+                           o.request.url.target, o.request.url.target, o.request.url.scheme,
+                           o.request.url.authority()));
+  }
   auto parsed_mix = parse_mix(mix);
   if (!parsed_mix) return parsed_mix.status();
   for (const MixText& e : parsed_mix->entries) {

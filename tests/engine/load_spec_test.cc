@@ -238,7 +238,7 @@ TEST(LoadSpec, StagesThatIntendNoMeasuredRequestAreRefused) {
 }
 
 TEST(LoadSpec, AMixOfRatesIsAnOpenLoopAtTheirSum) {
-  LoadSpec s = spec();
+  LoadSpec s = spec("http://127.0.0.1:8080/");  // --mix names the targets
   s.mix = "GET /a=30/s,GET /b=10/s";
   EXPECT_TRUE(s.open_loop());
   auto o = s.to_options();
@@ -265,11 +265,27 @@ TEST(LoadSpec, AMixOfRatesIsAnOpenLoopAtTheirSum) {
       << "each endpoint names its own method";
 }
 
+TEST(LoadSpec, AMixRefusesAUrlWithATargetOfItsOwnRatherThanDropIt) {
+  LoadSpec s = spec();
+  s.url = "http://127.0.0.1:8080/api?v=2";
+  s.mix = "GET /a=1";
+  auto o = s.to_options();
+  ASSERT_FALSE(o) << "the URL's target would not be sent";
+  EXPECT_EQ(o.status().field(), "mix");
+  EXPECT_NE(o.status().message().find("'/api?v=2'"), std::string::npos) << o.status().message();
+  EXPECT_NE(o.status().message().find("http://127.0.0.1:8080/"), std::string::npos)
+      << o.status().message();
+  for (const char* bare : {"http://127.0.0.1:8080/", "http://127.0.0.1:8080"}) {
+    s.url = bare;
+    EXPECT_TRUE(s.to_options()) << bare;
+  }
+}
+
 TEST(LoadSpec, AMixEndpointKeepsTheHeadersAndAJsonBodyIsTypedUnlessAHeaderNamesTheType) {
   testing::TempDir dir;
   const std::string body = dir.path() + "/event.json";
   std::ofstream(body) << R"({"id":"{shipment}"})";
-  LoadSpec s = spec();
+  LoadSpec s = spec("http://127.0.0.1:8080/");  // --mix names the targets
   s.headers = {"X-Trace: 1"};
   s.mix = "POST /events @" + body + "=1,GET /a=1";
   auto o = s.to_options();
@@ -289,7 +305,7 @@ TEST(LoadSpec, AMixEndpointKeepsTheHeadersAndAJsonBodyIsTypedUnlessAHeaderNamesT
 }
 
 TEST(LoadSpec, ASweepPlanHasOneLevelPerConcurrencyAndTheLargestSetsConnections) {
-  LoadSpec s = spec();
+  LoadSpec s = spec("http://127.0.0.1:8080/");  // --mix names the targets
   auto plan = s.to_sweep_plan({1, 4, 16}, /*by_rate=*/false, std::nullopt, /*repeats=*/2);
   ASSERT_TRUE(plan) << plan.status().message();
   EXPECT_EQ(s.connections, 16);
