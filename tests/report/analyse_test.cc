@@ -77,6 +77,39 @@ TEST(Analyse, ThresholdsAreCheckedOnTheFiguresTheTextPrints) {
   EXPECT_TRUE(analysis::evaluate(*t, threshold_input(level.median)).passed);
 }
 
+// Regression (a new user's trial): 'rps>=150' on --stages 2s:200,1s:200 failed at 133.3 req/s,
+// the ramp's mean, with no word of why; the line now says it is the stages' mean and gives the
+// busiest second. A run at a constant rate gets no such note.
+TEST(Analyse, AThroughputThresholdOnStagesSaysItReadTheirMeanAndTheBusiestSecond) {
+  const LevelFigures staged = testing::golden_mix_run_report().level;
+  double busiest = 0;
+  for (const IntervalFigures& i : staged.median.intervals) {
+    ASSERT_TRUE(i.target_rps);
+    busiest = std::max(busiest, i.throughput_rps);
+  }
+  ASSERT_GT(busiest, staged.median.throughput_rps) << "the fixture ramps";
+  auto t = analysis::parse_threshold(fmt::format("rps>={}", busiest));
+  ASSERT_TRUE(t) << t.status().message();
+  ThresholdCheck check = check_thresholds({*t}, {staged}, false);
+  ASSERT_FALSE(check.passed);
+  ASSERT_EQ(check.lines.size(), 1u);
+  EXPECT_NE(check.lines[0].find(fmt::format("the mean over the stages, whose rate moves: the "
+                                            "busiest second completed {:.1f} req/s",
+                                            busiest)),
+            std::string::npos)
+      << check.lines[0];
+
+  const LevelFigures constant = testing::golden_open_run_report().level;
+  t = analysis::parse_threshold(fmt::format("rps>={}", constant.median.throughput_rps * 2));
+  ASSERT_TRUE(t);
+  check = check_thresholds({*t}, {constant}, false);
+  ASSERT_FALSE(check.passed);
+  EXPECT_EQ(check.lines[0].find("stages"), std::string::npos) << check.lines[0];
+  t = analysis::parse_threshold("p99<1ns");
+  check = check_thresholds({*t}, {staged}, false);
+  EXPECT_EQ(check.lines[0].find("stages"), std::string::npos) << "throughput only";
+}
+
 // The printed min and max and the max threshold read one fold over the repeats: a repeat
 // without a successful response (whose summary is all zeros) moves neither.
 TEST(Analyse, LatencyExtremesSpanTheRepeatsThatAnswered) {
