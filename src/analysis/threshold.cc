@@ -179,7 +179,13 @@ ThresholdResult evaluate(const Threshold& t, const ThresholdInput& in) {
       }
       break;
   }
-  if (is_latency(t.metric)) shown = core::format_duration_ns(r.measured);
+  if (is_latency(t.metric)) {
+    if (in.latency_count == 0) {
+      r.line = fmt::format("{}: FAILED (no successful response: no latency to check)", t.text);
+      return r;
+    }
+    shown = core::format_duration_ns(r.measured);
+  }
   switch (t.op) {
     case ThresholdOp::kLess:
       r.passed = r.measured < t.value;

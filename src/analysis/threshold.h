@@ -54,6 +54,9 @@ struct ThresholdInput {
   double throughput_rps = 0;
   uint64_t errors = 0;  // failures that consumed a sent request
   uint64_t sent = 0;    // requests sent in the measured phase
+  // Successful responses behind the latency figures; with none there is no latency to check,
+  // and every latency threshold fails (a dead server must not pass 'p99<50ms').
+  uint64_t latency_count = 0;
 };
 
 struct ThresholdResult {

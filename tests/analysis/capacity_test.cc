@@ -27,6 +27,7 @@ CapacityMeasure system_with_bound(double bound, int* calls = nullptr) {
     CapacityMeasurement m;
     m.figures.p99_ns = rate <= bound ? 10 * kMs : 80 * kMs;
     m.figures.sent = static_cast<uint64_t>(rate);
+    m.figures.latency_count = m.figures.sent;
     m.figures.throughput_rps = rate;
     m.achieved_rps = rate;
     return m;
@@ -119,6 +120,7 @@ TEST(Capacity, OneFailingRepeatFailsTheStep) {
     CapacityMeasurement m;
     m.figures.p99_ns = (rate <= 3700 && !(rate >= 800 && repeat == 2)) ? 10 * kMs : 80 * kMs;
     m.figures.sent = 1000;
+    m.figures.latency_count = m.figures.sent;
     m.achieved_rps = rate;
     return m;
   };
@@ -145,6 +147,7 @@ CapacityMeasure lucky_edge() {
     const bool pass = rate <= 3500 || (rate <= 3700 && n < 3);
     m.figures.p99_ns = pass ? 10 * kMs : 80 * kMs;
     m.figures.sent = 1000;
+    m.figures.latency_count = m.figures.sent;
     m.achieved_rps = rate;
     return m;
   };
@@ -186,6 +189,7 @@ TEST(Capacity, ErrorsOrALaggingClientFailARepeat) {
   CapacityMeasurement m;
   m.figures.p99_ns = 10 * kMs;
   m.figures.sent = 1000;
+  m.figures.latency_count = m.figures.sent;
   m.achieved_rps = 1000;
   EXPECT_TRUE(judge_capacity_repeat(slos, 1000, m).passed);
   m.figures.errors = 1;
@@ -219,6 +223,7 @@ TEST(Capacity, InterruptStopsAndMeasureErrorsPropagate) {
   CapacityMeasure interrupted = [](double rate, int) -> core::Result<CapacityMeasurement> {
     CapacityMeasurement m;
     m.achieved_rps = rate;
+    m.figures.latency_count = 100;  // answered, in 0 ns
     m.interrupted = rate >= 400;
     return m;
   };

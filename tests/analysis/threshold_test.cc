@@ -26,6 +26,7 @@ ThresholdInput sample() {
   in.throughput_rps = 1000;
   in.errors = 1;
   in.sent = 1000;
+  in.latency_count = 999;
   return in;
 }
 
@@ -98,6 +99,25 @@ TEST(Threshold, ErrorsAsPercentOfSentOrCount) {
   EXPECT_DOUBLE_EQ(evaluate(parse("errors<1%"), sample()).measured, 0.1);
   ThresholdInput none;  // nothing sent: 0%
   EXPECT_TRUE(evaluate(parse("errors<0.1%"), none).passed);
+}
+
+// Regression (a new user's trial): a run with no successful response (a silent server, every
+// answer a 404) has latency figures of 0, and 'p99<1ms' passed: a dead server passed the SLO.
+TEST(Threshold, WithoutASuccessfulResponseEveryLatencyThresholdFails) {
+  ThresholdInput dead;
+  dead.sent = 500;
+  dead.errors = 500;
+  for (const char* text : {"p50<1ms", "p99<1ms", "p999<=1s", "mean<1ms", "max<1s", "p50>=1s"}) {
+    const ThresholdResult r = evaluate(parse(text), dead);
+    EXPECT_FALSE(r.passed) << text;
+    EXPECT_NE(r.line.find("FAILED (no successful response: no latency to check)"),
+              std::string::npos)
+        << r.line;
+  }
+  EXPECT_TRUE(evaluate(parse("rps<1"), dead).passed) << "throughput has its own figure: 0";
+  EXPECT_TRUE(evaluate(parse("errors<=500"), dead).passed);
+  dead.latency_count = 1;
+  EXPECT_TRUE(evaluate(parse("p99<1ms"), dead).passed) << "one response is a latency to check";
 }
 
 TEST(Threshold, LineNamesTheThresholdVerdictAndMeasurement) {

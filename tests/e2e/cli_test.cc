@@ -369,5 +369,23 @@ TEST(Cli, CapacityWhereEveryRequestFailsPointsToTheUrlNotTheRate) {
   EXPECT_EQ(r.err.find("lower --start-rate"), std::string::npos) << r.err;
 }
 
+// Regression (a new user's trial): with every answer a 404 there is no latency, and
+// '--threshold p99<1ms' passed with exit 0, in run and in sweep; it fails, saying why, exit 3.
+TEST(Cli, ALatencyThresholdWithoutASuccessfulResponseFails) {
+  testing::ScriptedServer server([](int, int, const std::string&) {
+    return testing::Action::respond("HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n");
+  });
+  for (const char* command : {"run", "sweep"}) {
+    std::vector<std::string> args = {KNEE_BINARY, command, server.url("/nope"), "-d", "0.3s",
+                                     "-w", "0", "--threshold", "p99<1ms"};
+    if (std::string(command) == "sweep") args.insert(args.end(), {"--levels", "1,2"});
+    auto r = testing::run_process(args);
+    EXPECT_EQ(r.exit_code, 3) << command << ": " << r.err;
+    EXPECT_NE(r.err.find("p99 < 1ms: FAILED (no successful response: no latency to check)"),
+              std::string::npos)
+        << command << ": " << r.err;
+  }
+}
+
 }  // namespace
 }  // namespace knee
