@@ -2,6 +2,8 @@
 
 #include <fmt/core.h>
 
+#include <cstdio>
+
 #include "report/analyse.h"
 
 namespace knee::cli {
@@ -28,6 +30,9 @@ core::Result<std::vector<analysis::Threshold>> parse_thresholds(
 
 bool passes_thresholds(const std::vector<analysis::Threshold>& thresholds,
                        const std::vector<report::LevelFigures>& levels, bool name_levels) {
+  // The report first: stdout piped is block-buffered, and with 2>&1 the verdict on stderr came
+  // out above the whole report (regression, a new user's trial).
+  std::fflush(stdout);
   const report::ThresholdCheck check = report::check_thresholds(thresholds, levels, name_levels);
   for (const std::string& line : check.lines) {
     fmt::print(stderr, "{}{}\n", check.passed ? "" : "knee: ", line);
@@ -38,6 +43,7 @@ bool passes_thresholds(const std::vector<analysis::Threshold>& thresholds,
 bool went_away(const report::LevelFigures& level, const std::string& label) {
   const std::optional<report::UnreachableFigures>& u = level.median.unreachable;
   if (!u) return false;
+  std::fflush(stdout);  // after the report, as passes_thresholds does
   fmt::print(stderr,
              "knee: {}target unreachable since {:.1f} s of the measured phase: {} connects failed "
              "after its last answer and it did not come back; exit 1\n",

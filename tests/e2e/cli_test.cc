@@ -387,5 +387,22 @@ TEST(Cli, ALatencyThresholdWithoutASuccessfulResponseFails) {
   }
 }
 
+// Regression (a new user's trial): with stdout and stderr on one pipe (2>&1 | cat) the failing
+// threshold's line came out above the whole report: stdout, block-buffered, was not flushed.
+TEST(Cli, AFailingThresholdComesAfterTheReportOnOnePipe) {
+  testing::ScriptedServer server([](int, int, const std::string&) {
+    return testing::Action::respond("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
+  });
+  auto r = testing::run_process(
+      {"/bin/sh", "-c",
+       std::string(KNEE_BINARY) + " run " + server.url("/") +
+           " -c 1 -d 0.3s -w 0 --threshold 'p99<1ns' 2>&1 | cat"});
+  const size_t report = r.out.find("Little's law");
+  const size_t verdict = r.out.find("threshold p99 < 1ns: FAILED");
+  ASSERT_NE(report, std::string::npos) << r.out;
+  ASSERT_NE(verdict, std::string::npos) << r.out;
+  EXPECT_LT(report, verdict) << r.out;
+}
+
 }  // namespace
 }  // namespace knee
