@@ -84,6 +84,15 @@ class ReportCommand final : public Subcommand {
                                   "(merge writes JSON: knee report merge a.json ... -o all.json)",
                                   html_path_)));
     }
+    // Regression (a new user's trial): `knee report r.json --json r.json` (--json takes no file)
+    // compared the file with itself without a word, where two logs given twice are refused.
+    if (all_json && files_.size() == 2 && core::same_file(files_[0], files_[1])) {
+      return report_failure(Status::invalid_argument(fmt::format(
+          "report: '{}' is given twice: compared with itself it shows no difference; give two "
+          "results (a.json b.json), or one to re-render it (--json prints it as JSON on stdout: "
+          "it takes no file)",
+          files_[1])));
+    }
     if (all_json && files_.size() <= 2) {
       std::vector<report::Document> docs;
       for (const std::string& path : files_) {

@@ -327,14 +327,16 @@ TEST(Honesty, AnUnknownHlogTagNamesTheTagsThere) {
 }
 
 // Regression: a truncated log exited 1 (a corrupt JSON result exits 2), a range past the end
-// printed a row of 0.000 as if measured, and a log given twice was counted twice.
+// printed a row of 0.000 as if measured, and a log given twice was counted twice (a JSON result
+// given twice was compared with itself).
 TEST(Honesty, AnHlogThatIsCorruptEmptyOrGivenTwiceIsBadInput) {
   ScriptedServer server(
       [](int, int, const std::string&) { return Action::respond(testing::ok_response()); });
   TempDir dir;
   const std::string log = dir.file("r.hlog");
-  auto r = run_process(
-      {KNEE_BINARY, "run", server.url("/"), "-c", "1", "-d", "1.2s", "-w", "0", "--hlog", log});
+  const std::string result = dir.file("r.json");
+  auto r = run_process({KNEE_BINARY, "run", server.url("/"), "-c", "1", "-d", "1.2s", "-w", "0",
+                        "--hlog", log, "--json", result});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::string text = read_file(log);
   const std::string cut = dir.file("cut.hlog");
@@ -342,7 +344,9 @@ TEST(Honesty, AnHlogThatIsCorruptEmptyOrGivenTwiceIsBadInput) {
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
       {{"report", cut}, "report: " + cut + ": hlog line"},
       {{"report", log, "--from", "1000"}, "none of the"},
-      {{"report", log, dir.file("./r.hlog")}, "is given twice"}};
+      {{"report", log, dir.file("./r.hlog")}, "is given twice"},
+      // and a JSON result compared with itself (--json r.json: --json takes no file)
+      {{"report", result, "--json", dir.file("./r.json")}, "is given twice: compared with itself"}};
   for (const auto& [args, message] : cases) {
     std::vector<std::string> argv = {KNEE_BINARY};
     argv.insert(argv.end(), args.begin(), args.end());
