@@ -25,6 +25,7 @@ report::LoadParams load_params(const engine::LoadOptions& o, const std::string& 
   p.url = url_template;
   p.method = o.request.method;
   p.duration_s = secs(o.duration);
+  p.requests = o.requests;
   p.warmup_s = secs(o.warmup);
   p.timeout_s = secs(o.timeout);
   p.grace_s = secs(o.grace_or_default());

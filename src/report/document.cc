@@ -424,6 +424,7 @@ void describe(Io& io, LoadParams& p) {
   io.omittable("per_connection", p.per_connection);
   io.omittable("mix", p.mix);
   io.omittable("stages", p.stages);
+  io.omittable("requests", p.requests);
   io.omittable("timeline", p.timeline);
   io.omittable("shipments", p.shipments);
   io.omittable("zipf", p.zipf);

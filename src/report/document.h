@@ -416,6 +416,9 @@ struct LoadParams {
   std::optional<std::string> mix;
   // --stages as given (engine/schedule.h); empty for a constant rate.
   std::optional<std::string> stages;
+  // -n COUNT: measured requests per run (per level of a sweep); empty for a timed run. duration_s
+  // is then a closed loop's bound on the measured phase, not its length.
+  std::optional<uint64_t> requests;
   // --timeline: the run printed its per-second timeline; empty otherwise.
   std::optional<bool> timeline;
   // {shipment}'s ids: how many, and the Zipf exponent when not uniform; empty when no request

@@ -765,11 +765,16 @@ std::string sweep_heading(const LoadParams& params, const std::string& target, s
                           bool open) {
   std::string out = fmt::format("knee sweep: {}\n", load_line(params));
   if (target != params.url) out += fmt::format("  target: {}\n", target);
+  // Regression (a new user's trial): with -n the heading said "600.00 s measured", -d's bound.
+  const std::string measured =
+      !params.requests ? fmt::format("{:.2f} s measured", params.duration_s)
+      : open           ? fmt::format("{} requests measured", *params.requests)
+                       : fmt::format("{} requests measured (at most {:.0f} s)", *params.requests,
+                                     params.duration_s);
   out += fmt::format(
-      "  {} level{}, {}, {:.2f} s measured after {:.2f} s warm-up each, {} client thread{}{}\n",
-      levels, levels == 1 ? "" : "s",
-      open ? "open loop (latency from the intended send)" : "closed loop", params.duration_s,
-      params.warmup_s, params.threads, params.threads == 1 ? "" : "s",
+      "  {} level{}, {}, {} after {:.2f} s warm-up each, {} client thread{}{}\n", levels,
+      levels == 1 ? "" : "s", open ? "open loop (latency from the intended send)" : "closed loop",
+      measured, params.warmup_s, params.threads, params.threads == 1 ? "" : "s",
       params.repeats > 1 ? fmt::format(", {} repeats per level: median (min-max)", params.repeats)
                          : "");
   out += keepalive_text(params, open);

@@ -35,6 +35,15 @@ TEST(LoadParams, APlainClosedLoopRecordsNoOptionalField) {
   EXPECT_FALSE(p.mix);
   EXPECT_FALSE(p.stages);
   EXPECT_FALSE(p.part);
+  EXPECT_FALSE(p.requests);
+}
+
+TEST(LoadParams, ACountIsRecorded) {
+  engine::LoadSpec spec;
+  spec.url = "http://127.0.0.1/x";
+  spec.requests = 200;
+  spec.requests_given = true;
+  EXPECT_EQ(params_of(spec).requests, 200u);
 }
 
 TEST(LoadParams, HttpsHttp2AndShipmentsAreRecordedWhenUsed) {

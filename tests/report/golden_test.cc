@@ -184,6 +184,24 @@ TEST(RunText, AFractionalRateKeepsItsDecimal) {
   EXPECT_NE(render_run_text(d).find("  open loop: 1000 req/s target"), std::string::npos);
 }
 
+// Regression (a new user's trial): `knee sweep --levels 1,4 -n 200` said "600.00 s measured",
+// -d's bound on a count, where the levels lasted 0.2-0.7 s; the count is recorded and printed.
+TEST(SweepText, ACountedSweepsHeadingGivesTheCountNotTheBound) {
+  SweepDocument d = testing::golden_sweep_report();
+  d.params.duration_s = 600;
+  d.params.requests = 200;
+  const std::string text = render_sweep_text(d);
+  EXPECT_NE(text.find("closed loop, 200 requests measured (at most 600 s) after"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("600.00 s measured"), std::string::npos) << text;
+  auto back = from_json(to_json(Document{d}), "sweep.json");
+  ASSERT_TRUE(back) << back.status().message();
+  EXPECT_EQ(std::get<SweepDocument>(*back).params.requests, 200u);
+  d.params.requests.reset();
+  EXPECT_NE(render_sweep_text(d).find("600.00 s measured after"), std::string::npos);
+}
+
 std::string json_of(const Document& doc) { return to_json(doc).dump(2) + "\n"; }
 
 TEST(Golden, RunJson) { expect_golden("run.json", json_of(testing::golden_run_report())); }
