@@ -90,6 +90,24 @@ TEST(LoadSpec, ABodyNamingAFileWithCurlsAtSignPointsToBodyFile) {
   EXPECT_EQ(sent->request.body, "@" + dir.path() + "/absent");
 }
 
+// Regression (a new user's trial): -d 300us measured 0 requests, exit 0, verdict client.
+TEST(LoadSpec, ADurationTooShortToMeasureIsRefused) {
+  LoadSpec s = spec();
+  s.duration_given = true;
+  for (const char* d : {"1ns", "300us", "9.999ms"}) {
+    s.duration = d;
+    auto o = s.to_options();
+    ASSERT_FALSE(o) << d;
+    EXPECT_EQ(o.status().field(), "duration");
+    EXPECT_NE(o.status().message().find(std::string(d) + " is too short to measure anything"),
+              std::string::npos)
+        << o.status().message();
+    EXPECT_NE(o.status().message().find("at least 10ms"), std::string::npos);
+  }
+  s.duration = "10ms";
+  EXPECT_TRUE(s.to_options()) << s.to_options().status().message();
+}
+
 // Regression (a new user's trial): -r 0.5 -d 1s scheduled nothing and passed --strict.
 TEST(LoadSpec, ARateThatSchedulesNoRequestInTheDurationNamesRate) {
   LoadSpec s = spec();
