@@ -38,8 +38,8 @@ void LoadFlags::add_to(CLI::App& app, bool url_required, bool with_connections) 
   app.add_option("-t,--threads", threads, "Worker threads, each with its own event loop")
       ->capture_default_str();
   app.add_option("-d,--duration", duration,
-                 "Measured phase (per level in a sweep), e.g. 2s, at least 10ms; with -n, the most it may last "
-                 "(default then 10m)")
+                 "Measured phase (per level in a sweep), e.g. 2s, at least 10ms; with -n, the "
+                 "most it may last (default then 10m)")
       ->capture_default_str()
       ->each([this](const std::string&) { duration_given = true; });
   app.add_option("-n,--requests", requests,

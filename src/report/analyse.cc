@@ -672,7 +672,8 @@ analysis::ThresholdInput threshold_input(const LevelFigures& level) {
   analysis::ThresholdInput in = threshold_input(level.median);
   if (level.runs.size() < 2) return in;
   in.latency_count = 0;
-  for (const RunFigures& r : level.runs) in.latency_count += static_cast<uint64_t>(r.latency_ns.count);
+  for (const RunFigures& r : level.runs)
+    in.latency_count += static_cast<uint64_t>(r.latency_ns.count);
   const LatencyRanges& l = level.ranges.latency_ns;
   in.p50_ns = l.p50.median;
   in.p90_ns = l.p90.median;

@@ -766,11 +766,11 @@ std::string sweep_heading(const LoadParams& params, const std::string& target, s
   std::string out = fmt::format("knee sweep: {}\n", load_line(params));
   if (target != params.url) out += fmt::format("  target: {}\n", target);
   // Regression (a new user's trial): with -n the heading said "600.00 s measured", -d's bound.
-  const std::string measured =
-      !params.requests ? fmt::format("{:.2f} s measured", params.duration_s)
-      : open           ? fmt::format("{} requests measured", *params.requests)
-                       : fmt::format("{} requests measured (at most {:.0f} s)", *params.requests,
-                                     params.duration_s);
+  std::string measured = fmt::format("{:.2f} s measured", params.duration_s);
+  if (params.requests) {
+    measured = fmt::format("{} requests measured", *params.requests);
+    if (!open) measured += fmt::format(" (at most {:.0f} s)", params.duration_s);
+  }
   out += fmt::format(
       "  {} level{}, {}, {} after {:.2f} s warm-up each, {} client thread{}{}\n", levels,
       levels == 1 ? "" : "s", open ? "open loop (latency from the intended send)" : "closed loop",

@@ -376,8 +376,8 @@ TEST(Cli, ALatencyThresholdWithoutASuccessfulResponseFails) {
     return testing::Action::respond("HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n");
   });
   for (const char* command : {"run", "sweep"}) {
-    std::vector<std::string> args = {KNEE_BINARY, command, server.url("/nope"), "-d", "0.3s",
-                                     "-w", "0", "--threshold", "p99<1ms"};
+    std::vector<std::string> args = {KNEE_BINARY, command, server.url("/nope")};
+    args.insert(args.end(), {"-d", "0.3s", "-w", "0", "--threshold", "p99<1ms"});
     if (std::string(command) == "sweep") args.insert(args.end(), {"--levels", "1,2"});
     auto r = testing::run_process(args);
     EXPECT_EQ(r.exit_code, 3) << command << ": " << r.err;
@@ -393,10 +393,9 @@ TEST(Cli, AFailingThresholdComesAfterTheReportOnOnePipe) {
   testing::ScriptedServer server([](int, int, const std::string&) {
     return testing::Action::respond("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
   });
-  auto r = testing::run_process(
-      {"/bin/sh", "-c",
-       std::string(KNEE_BINARY) + " run " + server.url("/") +
-           " -c 1 -d 0.3s -w 0 --threshold 'p99<1ns' 2>&1 | cat"});
+  auto r = testing::run_process({"/bin/sh", "-c",
+                                 std::string(KNEE_BINARY) + " run " + server.url("/") +
+                                     " -c 1 -d 0.3s -w 0 --threshold 'p99<1ns' 2>&1 | cat"});
   const size_t report = r.out.find("Little's law");
   const size_t verdict = r.out.find("threshold p99 < 1ns: FAILED");
   ASSERT_NE(report, std::string::npos) << r.out;
