@@ -13,6 +13,7 @@
 #include "cli/command.h"
 #include "cli/interrupt.h"
 #include "cli/lab_stack.h"
+#include "cli/load_flags.h"
 #include "cli/progress.h"
 #include "core/units.h"
 #include "lab/state_folder.h"
@@ -49,6 +50,7 @@ class LabCommand final : public Subcommand {
     data_->add_option("--sellers", spec_.sellers, "Sellers the shipments belong to")
         ->capture_default_str();
     data_->add_option("--seed", spec_.seed, "Seed of the generator: the same seed, the same rows")
+        ->check(seed_number())
         ->capture_default_str();
     data_->add_option("--db", db_,
                       "Load into PostgreSQL instead, the schema knee of the database this "

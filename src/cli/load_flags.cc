@@ -3,6 +3,9 @@
 
 #include <fmt/core.h>
 
+#include <charconv>
+#include <cstdint>
+
 namespace knee::cli {
 
 namespace {
@@ -18,6 +21,21 @@ CLI::Validator not_empty(std::string fix) {
 }
 
 }  // namespace
+
+CLI::Validator seed_number() {
+  return CLI::Validator(
+      [](const std::string& value) {
+        uint64_t parsed = 0;
+        const char* end = value.data() + value.size();
+        const auto [at, error] = std::from_chars(value.data(), end, parsed);
+        if (value.empty() || error != std::errc() || at != end) {
+          return fmt::format("'{}' is not a seed; give a whole number from 0 to {}", value,
+                             UINT64_MAX);
+        }
+        return std::string();
+      },
+      "");
+}
 
 using core::Status;
 
@@ -158,7 +176,9 @@ void LoadFlags::add_arrival_to(CLI::App& app, const std::string& context) {
                      "sooner, as independent users do)")
       ->type_name("uniform|poisson")
       ->capture_default_str();
-  app.add_option("--seed", seed, context + "seed of the Poisson arrivals")->capture_default_str();
+  app.add_option("--seed", seed, context + "seed of the Poisson arrivals")
+      ->check(seed_number())
+      ->capture_default_str();
 }
 
 void OutputFlags::add_to(CLI::App& app) {

@@ -13,6 +13,10 @@
 
 namespace knee::cli {
 
+// A seed's text: a whole number 0..2^64-1 in digits. CLI11 read "-1" as 2^64-1 and wrapped past
+// 2^64 without a word (regression, a new user's trial); the error names the accepted range.
+CLI::Validator seed_number();
+
 // The shared flags, filling an engine::LoadSpec (engine/load_spec.h), which parses them.
 struct LoadFlags : engine::LoadSpec {
   // Declares the URL (positional), -t, -d, -w, --timeout, --grace, -m, -H, --body, --body-file,

@@ -32,6 +32,7 @@ report::LoadParams load_params(const engine::LoadOptions& o, const std::string& 
   p.threads = o.threads;
   p.repeats = repeats;
   p.arrival = o.arrival == engine::Arrival::kPoisson ? "poisson" : "uniform";
+  if (o.arrival == engine::Arrival::kPoisson) p.seed = o.seed;
   if (!o.keepalive) p.new_connection_per_request = true;
   if (o.h2) p.protocol = o.request.url.scheme == "https" ? "h2" : "h2c";
   if (o.per_connection > 1) p.per_connection = o.per_connection;

@@ -418,6 +418,7 @@ void describe(Io& io, LoadParams& p) {
   io("threads", p.threads);
   io("repeats", p.repeats);
   io("arrival", p.arrival);
+  io.omittable("seed", p.seed);
   io.omittable("new_connection_per_request", p.new_connection_per_request);
   io.omittable("tls", p.tls);
   io.omittable("protocol", p.protocol);

@@ -402,6 +402,9 @@ struct LoadParams {
   int threads = 1;
   int repeats = 1;
   std::string arrival = "uniform";
+  // --arrival poisson: its --seed, so the same arrivals can be drawn again; empty for uniform
+  // arrivals (and in files written before 2026-12-07).
+  std::optional<uint64_t> seed;
   // --no-keepalive: true; empty otherwise (and in files written before it).
   std::optional<bool> new_connection_per_request;
   std::optional<TlsParams> tls;  // https only

@@ -319,6 +319,13 @@ std::string server_cpu_text(const ServerFigures& s, double throughput_rps) {
   return out + "\n";
 }
 
+// "uniform arrivals", or "poisson arrivals, seed 7" (the seed when recorded).
+std::string arrival_text(const LoadParams& params) {
+  std::string out = params.arrival + " arrivals";
+  if (params.seed) out += fmt::format(", seed {}", *params.seed);
+  return out;
+}
+
 std::string load_line(const LoadParams& params) {
   if (params.mix) return fmt::format("--mix '{}' {}", *params.mix, params.url);
   return fmt::format("{} {}", params.method, params.url);
@@ -431,15 +438,15 @@ std::string render_run_text(const RunDocument& doc) {
   out += fmt::format("knee run {}\n", load_line(doc.params));
   if (r.open && doc.params.stages) {
     out += fmt::format(
-        "  open loop in stages {} ({} arrivals), {} req/s intended on average, up to {} "
+        "  open loop in stages {} ({}), {} req/s intended on average, up to {} "
         "connections, {} {}, {:.2f} s measured after {:.2f} s warm-up\n",
-        *doc.params.stages, doc.params.arrival, rate_text(r.open->target_rate_rps), connections,
-        r.threads, threads, r.duration_s, doc.params.warmup_s);
+        *doc.params.stages, arrival_text(doc.params), rate_text(r.open->target_rate_rps),
+        connections, r.threads, threads, r.duration_s, doc.params.warmup_s);
   } else if (r.open) {
     out += fmt::format(
-        "  open loop: {} req/s target ({} arrivals), up to {} connections{}, {} "
+        "  open loop: {} req/s target ({}), up to {} connections{}, {} "
         "{}, {:.2f} s measured after {:.2f} s warm-up\n",
-        rate_text(r.open->target_rate_rps), doc.params.arrival, connections,
+        rate_text(r.open->target_rate_rps), arrival_text(doc.params), connections,
         doc.params.per_connection.value_or(1) > 1
             ? fmt::format(" x {} per connection", *doc.params.per_connection)
             : "",

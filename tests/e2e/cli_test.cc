@@ -136,6 +136,10 @@ INSTANTIATE_TEST_SUITE_P(
         BadInput{{"run", "http://127.0.0.1:1/", "--mix", ""}, "--mix: empty"},
         BadInput{{"run", "http://127.0.0.1:1/", "--stages", ""}, "--stages: empty"},
         BadInput{{"run", "http://127.0.0.1:1/", "-c", "100000000"}, "-c/--connections"},
+        // Regression: a seed of -1 read as 2^64-1, and 2^64 wrapped, without a word.
+        BadInput{{"run", "http://127.0.0.1:1/", "-r", "10", "--arrival", "poisson", "--seed", "-1"},
+                 "--seed: '-1' is not a seed; give a whole number from 0 to 18446744073709551615"},
+        BadInput{{"lab", "data", "--seed", "18446744073709551616"}, "is not a seed"},
         BadInput{{"sweep", "--json", "/nonexistent/dir/x.json"}, "--json"},
         BadInput{{"sweep", "http://127.0.0.1:1/", "--server-threads", "2"}, "--server-threads"},
         BadInput{{"sweep", "--server-threads", "100000"}, "--server-threads"},

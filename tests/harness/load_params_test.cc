@@ -38,6 +38,20 @@ TEST(LoadParams, APlainClosedLoopRecordsNoOptionalField) {
   EXPECT_FALSE(p.requests);
 }
 
+// Regression (a new user's trial): the Poisson arrivals' seed was not recorded, so a saved result
+// could not be drawn again.
+TEST(LoadParams, PoissonArrivalsRecordTheirSeed) {
+  engine::LoadSpec spec;
+  spec.url = "http://127.0.0.1/x";
+  spec.rate = 100;
+  spec.rate_given = true;
+  spec.arrival = "poisson";
+  spec.seed = 7;
+  EXPECT_EQ(params_of(spec).seed, 7u);
+  spec.arrival = "uniform";
+  EXPECT_FALSE(params_of(spec).seed) << "uniform arrivals draw nothing";
+}
+
 TEST(LoadParams, ACountIsRecorded) {
   engine::LoadSpec spec;
   spec.url = "http://127.0.0.1/x";

@@ -184,6 +184,19 @@ TEST(RunText, AFractionalRateKeepsItsDecimal) {
   EXPECT_NE(render_run_text(d).find("  open loop: 1000 req/s target"), std::string::npos);
 }
 
+TEST(RunText, PoissonArrivalsGiveTheirSeedWhenRecorded) {
+  RunDocument d = testing::golden_open_run_report();
+  ASSERT_EQ(d.params.arrival, "poisson");
+  EXPECT_NE(render_run_text(d).find("target (poisson arrivals), "), std::string::npos)
+      << "a file from before the seed was recorded";
+  d.params.seed = 7;
+  EXPECT_NE(render_run_text(d).find("target (poisson arrivals, seed 7), "), std::string::npos)
+      << render_run_text(d);
+  auto back = from_json(to_json(Document{d}), "run.json");
+  ASSERT_TRUE(back) << back.status().message();
+  EXPECT_EQ(std::get<RunDocument>(*back).params.seed, 7u);
+}
+
 // Regression (a new user's trial): `knee sweep --levels 1,4 -n 200` said "600.00 s measured",
 // -d's bound on a count, where the levels lasted 0.2-0.7 s; the count is recorded and printed.
 TEST(SweepText, ACountedSweepsHeadingGivesTheCountNotTheBound) {
