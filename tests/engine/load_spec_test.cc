@@ -90,6 +90,29 @@ TEST(LoadSpec, ABodyNamingAFileWithCurlsAtSignPointsToBodyFile) {
   EXPECT_EQ(sent->request.body, "@" + dir.path() + "/absent");
 }
 
+// Regression (a new user's trial): --zipf on a URL without {shipment} was ignored without a word.
+TEST(LoadSpec, ZipfWithoutAShipmentPlaceholderIsRefused) {
+  LoadSpec s = spec("http://127.0.0.1:8080/fast");
+  s.zipf = 1.0;
+  s.zipf_given = true;
+  auto o = s.to_options();
+  ASSERT_FALSE(o);
+  EXPECT_EQ(o.status().field(), "zipf");
+  EXPECT_NE(o.status().message().find("no request holds {shipment}"), std::string::npos);
+  s.zipf = 0;
+  EXPECT_NE(s.to_options().status().message().find("Zipf exponent 0"), std::string::npos)
+      << "a bad exponent is named first";
+  s.zipf = 1.0;
+  for (const char* url : {"http://127.0.0.1:8080/tracking/{shipment}",
+                          "http://127.0.0.1:8080/tracking?no={shipment}"}) {
+    s.url = url;
+    EXPECT_TRUE(s.to_options()) << url;
+  }
+  s.url = "http://127.0.0.1:8080/";
+  s.mix = "GET /a=1,GET /tracking/{shipment}=1";
+  EXPECT_TRUE(s.to_options()) << "a mix endpoint holds it";
+}
+
 // Regression (a new user's trial): -d 300us measured 0 requests, exit 0, verdict client.
 TEST(LoadSpec, ADurationTooShortToMeasureIsRefused) {
   LoadSpec s = spec();
