@@ -124,6 +124,36 @@ std::string misplaced_flag_text(const CLI::App* app, const std::vector<CLI::App*
   return "";
 }
 
+// For an ExtrasError whose extra argument follows a flag of `app` that takes no value: "`knee
+// probe`'s --json takes no file: it prints on stdout; redirect it (--json > out.json)", or for
+// another flag "... --x takes no value; 'y' was left over". Empty when no such pair is found.
+// Regression (a new user's trial): `knee probe URL --json out.json` (run and sweep take a file)
+// printed "The following argument was not expected: out.json".
+std::string valueless_flag_text(const CLI::App* app, const std::string& what, int argc,
+                                char** argv) {
+  if (app == nullptr) return "";
+  std::string path = help_path(app);
+  if (!path.empty()) path.pop_back();
+  for (int i = 1; i + 1 < argc; ++i) {
+    const std::string_view arg = argv[i];
+    const std::string next = argv[i + 1];
+    if (arg == "--") break;
+    if (!arg.starts_with("-") || next.starts_with("-") || what.find(next) == std::string::npos) {
+      continue;
+    }
+    const CLI::Option* opt = app->get_option_no_throw(std::string(arg));
+    if (opt == nullptr || opt->get_positional() || opt->get_expected_max() != 0) continue;
+    if (arg == "--json") {
+      return fmt::format(
+          "`knee {}`'s --json takes no file: it prints on stdout; redirect it "
+          "(--json > {})",
+          path, next);
+    }
+    return fmt::format("`knee {}`'s {} takes no value; '{}' was left over", path, arg, next);
+  }
+  return "";
+}
+
 }  // namespace
 
 int report_parse_error(const CLI::ParseError& e, const KneeApp& knee_app, int argc, char** argv) {
@@ -155,7 +185,12 @@ int report_parse_error(const CLI::ParseError& e, const KneeApp& knee_app, int ar
     what = what.substr(0, what.find(':')) + ": given more than once; give it once";
   } else if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr) {
     const std::string misplaced = misplaced_flag_text(deepest, knee_app.subs, argc, argv);
-    if (!misplaced.empty()) what = misplaced;
+    const std::string valueless = valueless_flag_text(deepest, what, argc, argv);
+    if (!misplaced.empty()) {
+      what = misplaced;
+    } else if (!valueless.empty()) {
+      what = valueless;
+    }
   }
   fmt::print(stderr, "knee: {}\nRun 'knee {}--help' for the accepted options.\n", what,
              help_path(deepest));

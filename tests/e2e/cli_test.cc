@@ -140,6 +140,14 @@ INSTANTIATE_TEST_SUITE_P(
         BadInput{{"run", "http://127.0.0.1:1/", "-r", "10", "--arrival", "poisson", "--seed", "-1"},
                  "--seed: '-1' is not a seed; give a whole number from 0 to 18446744073709551615"},
         BadInput{{"lab", "data", "--seed", "18446744073709551616"}, "is not a seed"},
+        // Regression: --json FILE where --json prints on stdout said only that FILE was not
+        // expected.
+        BadInput{{"probe", "http://127.0.0.1:1/", "--json", "out.json"},
+                 "`knee probe`'s --json takes no file: it prints on stdout; redirect it "
+                 "(--json > out.json)"},
+        BadInput{{"ladder", "--json", "lad.json"}, "`knee ladder`'s --json takes no file"},
+        BadInput{{"run", "http://127.0.0.1:1/", "--no-keepalive", "yes"},
+                 "`knee run`'s --no-keepalive takes no value; 'yes' was left over"},
         BadInput{{"sweep", "--json", "/nonexistent/dir/x.json"}, "--json"},
         BadInput{{"sweep", "http://127.0.0.1:1/", "--server-threads", "2"}, "--server-threads"},
         BadInput{{"sweep", "--server-threads", "100000"}, "--server-threads"},
