@@ -6,6 +6,7 @@
 #include <netdb.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <strings.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -44,7 +45,16 @@ std::string SocketAddress::to_string() const {
   return "(unknown address family)";
 }
 
-Result<SocketAddress> resolve(const std::string& host, int port) {
+Result<std::vector<SocketAddress>> resolve_all(const std::string& host, int port) {
+  if (strcasecmp(host.c_str(), "localhost") == 0) {
+    SocketAddress v6;
+    auto* in6 = reinterpret_cast<sockaddr_in6*>(&v6.storage);
+    in6->sin6_family = AF_INET6;
+    in6->sin6_port = htons(static_cast<uint16_t>(port));
+    in6->sin6_addr = in6addr_loopback;
+    v6.length = sizeof(sockaddr_in6);
+    return std::vector<SocketAddress>{loopback_v4(port), v6};
+  }
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
@@ -60,11 +70,37 @@ Result<SocketAddress> resolve(const std::string& host, int port) {
   if (rc != 0 || res == nullptr) {
     return Status::unavailable(fmt::format("resolve {}: {}", host, gai_strerror(rc)));
   }
-  SocketAddress out;
-  std::memcpy(&out.storage, res->ai_addr, res->ai_addrlen);
-  out.length = res->ai_addrlen;
+  std::vector<SocketAddress> out;
+  for (const addrinfo* a = res; a != nullptr; a = a->ai_next) {
+    SocketAddress address;
+    std::memcpy(&address.storage, a->ai_addr, a->ai_addrlen);
+    address.length = a->ai_addrlen;
+    const bool seen = std::any_of(out.begin(), out.end(), [&](const SocketAddress& o) {
+      return o.to_string() == address.to_string();
+    });
+    if (!seen) out.push_back(address);
+  }
   freeaddrinfo(res);
   return out;
+}
+
+Result<SocketAddress> resolve(const std::string& host, int port) {
+  auto all = resolve_all(host, port);
+  if (!all) return all.status();
+  return all->front();
+}
+
+Result<SocketAddress> first_reachable(const std::string& host, int port, core::Nanos timeout) {
+  auto all = resolve_all(host, port);
+  if (!all) return all.status();
+  std::string failures;
+  for (const SocketAddress& address : *all) {
+    const Status s = check_reachable(address, timeout);
+    if (s) return address;
+    if (all->size() == 1) return s;  // one address: its own error, errno kept
+    failures += (failures.empty() ? "" : "; ") + s.message();
+  }
+  return Status::unavailable(failures);
 }
 
 namespace {

@@ -11,6 +11,7 @@
 #include <sys/socket.h>
 
 #include <string>
+#include <vector>
 #include <utility>
 
 #include "core/clock.h"
@@ -59,6 +60,17 @@ SocketAddress loopback_v4(int port);
 // getaddrinfo; returns the first address. Blocking: call before a run, never in a loop.
 // Errors: kUnavailable with the resolver's message.
 core::Result<SocketAddress> resolve(const std::string& host, int port);
+
+// Every address of host and port, in getaddrinfo's order (RFC 6724's preference), duplicates
+// dropped; "localhost" (any case) is 127.0.0.1 then ::1 whatever the resolver says, as RFC 6761
+// §6.3 reserves it for loopback and curl (7.78) resolves it. Errors: as resolve().
+core::Result<std::vector<SocketAddress>> resolve_all(const std::string& host, int port);
+
+// The first of host's addresses (resolve_all) that accepts a connection within `timeout`, each
+// tried in turn as curl and wrk do: a server listening on ::1 only is reached as localhost.
+// Errors: resolve_all's, or kUnavailable naming every address tried and why it failed
+// ("connect 127.0.0.1:80: Connection refused (ECONNREFUSED); connect [::1]:80: ...").
+core::Result<SocketAddress> first_reachable(const std::string& host, int port, core::Nanos timeout);
 
 // Whether a socket's calls block.
 enum class Blocking : uint8_t { kNo, kYes };
