@@ -218,12 +218,15 @@ class RunCommand final : public Subcommand {
     return missed.empty();
   }
 
-  int finish(const report::RunDocument& doc, const std::vector<core::RunResult>& runs,
+  int finish(report::RunDocument& doc, const std::vector<core::RunResult>& runs,
              const std::vector<analysis::Threshold>& thresholds, ResultFiles& files) {
+    const report::ThresholdCheck check =
+        report::check_thresholds(thresholds, {doc.level}, /*name_levels=*/false);
+    doc.thresholds = check.outcomes;
     if (Status s = files.write(doc, report::render_run_text(doc)); !s) return report_failure(s);
     if (runs.back().interrupted) return kExitInterrupted;
     if (went_away(doc.level, "")) return kExitRunFailed;
-    const bool passed = passes_thresholds(thresholds, {doc.level}, /*name_levels=*/false);
+    const bool passed = print_threshold_check(check);
     const bool kept = kept_rate(doc, "");
     return passed && kept ? kExitOk : kExitThresholds;
   }

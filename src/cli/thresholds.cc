@@ -4,8 +4,6 @@
 
 #include <cstdio>
 
-#include "report/analyse.h"
-
 namespace knee::cli {
 
 void add_threshold_option(CLI::App& app, std::vector<std::string>& texts) {
@@ -28,12 +26,10 @@ core::Result<std::vector<analysis::Threshold>> parse_thresholds(
   return out;
 }
 
-bool passes_thresholds(const std::vector<analysis::Threshold>& thresholds,
-                       const std::vector<report::LevelFigures>& levels, bool name_levels) {
+bool print_threshold_check(const report::ThresholdCheck& check) {
   // The report first: stdout piped is block-buffered, and with 2>&1 the verdict on stderr came
   // out above the whole report (regression, a new user's trial).
   std::fflush(stdout);
-  const report::ThresholdCheck check = report::check_thresholds(thresholds, levels, name_levels);
   for (const std::string& line : check.lines) {
     fmt::print(stderr, "{}{}\n", check.passed ? "" : "knee: ", line);
   }
@@ -43,7 +39,7 @@ bool passes_thresholds(const std::vector<analysis::Threshold>& thresholds,
 bool went_away(const report::LevelFigures& level, const std::string& label) {
   const std::optional<report::UnreachableFigures>& u = level.median.unreachable;
   if (!u) return false;
-  std::fflush(stdout);  // after the report, as passes_thresholds does
+  std::fflush(stdout);  // after the report, as print_threshold_check does
   fmt::print(stderr,
              "knee: {}target unreachable since {:.1f} s of the measured phase: {} connects failed "
              "after its last answer and it did not come back; exit 1\n",

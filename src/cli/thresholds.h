@@ -10,6 +10,7 @@
 
 #include "analysis/threshold.h"
 #include "core/status.h"
+#include "report/analyse.h"
 #include "report/document.h"
 
 namespace knee::cli {
@@ -22,9 +23,9 @@ void add_threshold_option(CLI::App& app, std::vector<std::string>& texts);
 core::Result<std::vector<analysis::Threshold>> parse_thresholds(
     const std::vector<std::string>& texts);
 
-// Checks them (report::check_thresholds), prints the lines on stderr; true when all passed.
-bool passes_thresholds(const std::vector<analysis::Threshold>& thresholds,
-                       const std::vector<report::LevelFigures>& levels, bool name_levels);
+// Prints a check's lines (report::check_thresholds) on stderr, after flushing the report on
+// stdout; true when all passed.
+bool print_threshold_check(const report::ThresholdCheck& check);
 
 // True when the level's target stopped answering and never came back in the measured phase
 // (RunFigures::unreachable); then prints "knee: <label>: target unreachable since ..." on

@@ -909,10 +909,14 @@ ThresholdCheck check_thresholds(const std::vector<analysis::Threshold>& threshol
   if (thresholds.empty()) return check;
   for (const analysis::Threshold& t : thresholds) {
     std::string first;
+    std::string passed_line;
     size_t failed_levels = 0;
     for (const LevelFigures& level : levels) {
       const analysis::ThresholdResult r = analysis::evaluate(t, threshold_input(level));
-      if (r.passed) continue;
+      if (r.passed) {
+        if (passed_line.empty()) passed_line = r.line;
+        continue;
+      }
       if (failed_levels++ == 0) {
         first = name_levels
                     ? fmt::format("at {} {:g}: {}", level.median.open ? "rate" : "concurrency",
@@ -921,13 +925,19 @@ ThresholdCheck check_thresholds(const std::vector<analysis::Threshold>& threshol
         first += staged_mean_note(t, level.median);
       }
     }
-    if (failed_levels == 0) continue;
+    if (failed_levels == 0) {
+      check.outcomes.push_back(
+          {t.text, true,
+           name_levels && levels.size() > 1 ? t.text + ": passed at every level" : passed_line});
+      continue;
+    }
     check.passed = false;
-    check.lines.push_back(
-        fmt::format("threshold {}{}", first,
-                    failed_levels > 1 ? fmt::format(" (and at {} more level{})", failed_levels - 1,
-                                                    failed_levels > 2 ? "s" : "")
-                                      : ""));
+    const std::string line =
+        first + (failed_levels > 1 ? fmt::format(" (and at {} more level{})", failed_levels - 1,
+                                                 failed_levels > 2 ? "s" : "")
+                                   : "");
+    check.lines.push_back("threshold " + line);
+    check.outcomes.push_back({t.text, false, line});
   }
   if (check.passed)
     check.lines.push_back(fmt::format("thresholds: all {} passed", thresholds.size()));

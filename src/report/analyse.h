@@ -70,7 +70,8 @@ std::vector<std::string> run_notes(const RunFigures& r,
 // given.
 struct ThresholdCheck {
   bool passed = true;
-  std::vector<std::string> lines;
+  std::vector<std::string> lines;          // for stderr: the failing ones, or "all N passed"
+  std::vector<ThresholdOutcome> outcomes;  // every threshold, in order (the documents' field)
 };
 ThresholdCheck check_thresholds(const std::vector<analysis::Threshold>& thresholds,
                                 const std::vector<LevelFigures>& levels, bool name_levels);

@@ -434,12 +434,20 @@ void describe(Io& io, LoadParams& p) {
 }
 
 template <class Io>
+void describe(Io& io, ThresholdOutcome& t) {
+  io("threshold", t.threshold);
+  io("passed", t.passed);
+  io("line", t.line);
+}
+
+template <class Io>
 void describe(Io& io, RunDocument& d) {
   io.flatten(d.level);
   io("target", d.target);
   io("started_at", d.started_at);
   io("params", d.params);
   io("host", d.host);
+  io.omit_empty("thresholds", d.thresholds);
 }
 
 template <class Io>
@@ -563,6 +571,7 @@ void describe(Io& io, SweepDocument& d) {
   io.nullable("service_demand", d.service_demand);
   io("warnings", d.warnings);
   io("host", d.host);
+  io.omit_empty("thresholds", d.thresholds);
 }
 
 template <class Io>

@@ -436,12 +436,24 @@ struct LoadParams {
 
 // ---- the documents ----
 
+// One --threshold and how it came out on the figures the text printed (check_thresholds in
+// analyse.h), so a result file says what the exit code said.
+struct ThresholdOutcome {
+  std::string threshold;  // normalised, "p99 < 50ms"
+  bool passed = false;
+  // The check's line, "p99 < 50ms: FAILED (measured 61.20 ms)"; in a sweep a failure names its
+  // first failing level ("at concurrency 4: ...", "(and at 2 more levels)").
+  std::string line;
+  bool operator==(const ThresholdOutcome&) const = default;
+};
+
 struct RunDocument {
   LevelFigures level;  // its notes are the run's
   std::string target;  // what was measured, in words
   std::string started_at;
   LoadParams params;
   HostFigures host;
+  std::vector<ThresholdOutcome> thresholds;  // --threshold's, in the order given; empty without
   bool operator==(const RunDocument&) const = default;
 };
 
@@ -504,6 +516,7 @@ struct SweepDocument {
   HostFigures host;
 
   LoopMode mode() const { return levels.empty() ? LoopMode::kClosed : levels.front().mode; }
+  std::vector<ThresholdOutcome> thresholds;  // as RunDocument::thresholds, over every level
   bool operator==(const SweepDocument&) const = default;
 };
 

@@ -388,14 +388,22 @@ TEST(Cli, ALatencyThresholdWithoutASuccessfulResponseFails) {
     return testing::Action::respond("HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n");
   });
   for (const char* command : {"run", "sweep"}) {
+    testing::TempDir dir;
     std::vector<std::string> args = {KNEE_BINARY, command, server.url("/nope")};
     args.insert(args.end(), {"-d", "0.3s", "-w", "0", "--threshold", "p99<1ms"});
+    args.insert(args.end(), {"--json", dir.file("r.json")});
     if (std::string(command) == "sweep") args.insert(args.end(), {"--levels", "1,2"});
     auto r = testing::run_process(args);
     EXPECT_EQ(r.exit_code, 3) << command << ": " << r.err;
     EXPECT_NE(r.err.find("p99 < 1ms: FAILED (no successful response: no latency to check)"),
               std::string::npos)
         << command << ": " << r.err;
+    // The result file says what the exit code said.
+    std::ifstream in(dir.file("r.json"));
+    const nlohmann::json doc = nlohmann::json::parse(in);
+    ASSERT_EQ(doc["thresholds"].size(), 1u) << command;
+    EXPECT_EQ(doc["thresholds"][0]["threshold"], "p99 < 1ms");
+    EXPECT_EQ(doc["thresholds"][0]["passed"], false);
   }
 }
 

@@ -110,6 +110,44 @@ TEST(Analyse, AThroughputThresholdOnStagesSaysItReadTheirMeanAndTheBusiestSecond
   EXPECT_EQ(check.lines[0].find("stages"), std::string::npos) << "throughput only";
 }
 
+// Regression (a new user's trial): a run's thresholds decided its exit code but were in no
+// result file; each threshold's outcome is kept, in order, for the documents.
+TEST(Analyse, EveryThresholdsOutcomeIsKeptInOrder) {
+  const SweepDocument sweep = testing::golden_sweep_report();
+  ASSERT_GE(sweep.levels.size(), 3u);
+  std::vector<analysis::Threshold> ts;
+  for (const char* text : {"errors<=1000000", "p50<1ns"})
+    ts.push_back(*analysis::parse_threshold(text));
+  ThresholdCheck check = check_thresholds(ts, sweep.levels, /*name_levels=*/true);
+  EXPECT_FALSE(check.passed);
+  ASSERT_EQ(check.outcomes.size(), 2u);
+  EXPECT_EQ(check.outcomes[0].threshold, "errors <= 1000000");
+  EXPECT_TRUE(check.outcomes[0].passed);
+  EXPECT_EQ(check.outcomes[0].line, "errors <= 1000000: passed at every level");
+  EXPECT_FALSE(check.outcomes[1].passed);
+  EXPECT_TRUE(check.outcomes[1].line.starts_with("at concurrency 1: p50 < 1ns: FAILED"))
+      << check.outcomes[1].line;
+  ASSERT_EQ(check.lines.size(), 1u);
+  EXPECT_EQ(check.lines[0], "threshold " + check.outcomes[1].line) << "stderr says the same";
+
+  SweepDocument with = sweep;
+  with.thresholds = check.outcomes;
+  auto back = from_json(to_json(Document{with}), "sweep.json");
+  ASSERT_TRUE(back) << back.status().message();
+  EXPECT_EQ(std::get<SweepDocument>(*back), with);
+  EXPECT_FALSE(to_json(Document{sweep}).contains("thresholds")) << "left out without any";
+
+  RunDocument run = testing::golden_run_report();
+  check = check_thresholds({ts[0]}, {run.level}, /*name_levels=*/false);
+  ASSERT_EQ(check.outcomes.size(), 1u);
+  EXPECT_TRUE(check.outcomes[0].line.starts_with("errors <= 1000000: passed (measured "))
+      << check.outcomes[0].line;
+  run.thresholds = check.outcomes;
+  back = from_json(to_json(Document{run}), "run.json");
+  ASSERT_TRUE(back) << back.status().message();
+  EXPECT_EQ(std::get<RunDocument>(*back), run);
+}
+
 // The printed min and max and the max threshold read one fold over the repeats: a repeat
 // without a successful response (whose summary is all zeros) moves neither.
 TEST(Analyse, LatencyExtremesSpanTheRepeatsThatAnswered) {
