@@ -12,12 +12,12 @@
 #include <fmt/core.h>
 
 #include <algorithm>
-#include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include "cli/command.h"
 #include "cli/output.h"
+#include "cli/report_inputs.h"
 #include "report/analyse.h"
 #include "report/compare.h"
 #include "report/hlog.h"
@@ -62,37 +62,9 @@ class ReportCommand final : public Subcommand {
 
   int run() override {
     if (files_.front() == "merge") return merge();
-    // Regression (a new user's trial): `knee report DIR` said DIR was "not an .hlog file".
-    for (const std::string& f : files_) {
-      std::error_code ec;
-      if (std::filesystem::is_directory(f, ec)) {
-        return report_failure(Status::invalid_argument(fmt::format(
-            "report: '{}' is a folder; give the files in it (knee report {}/*.hlog, or a.json "
-            "[b.json])",
-            f, f)));
-      }
-    }
+    if (Status s = check_report_inputs(files_, html_path_); !s) return report_failure(s);
     const bool all_json = std::all_of(files_.begin(), files_.end(),
                                       [](const std::string& f) { return f.ends_with(".json"); });
-    // Regressions (a new user's trial): -o y.json wrote HTML; -o with logs said to give logs.
-    if (!html_path_.empty() &&
-        (!all_json || (html_path_ != "-" && !html_path_.ends_with(".html")))) {
-      return report_failure(Status::invalid_argument(
-          !all_json ? "-o: knee report writes HTML from JSON results only; for .hlog logs leave -o "
-                      "out (the summary prints on stdout, as JSON with --json)"
-                    : fmt::format("-o: '{}' is not an .html name; knee report -o writes HTML "
-                                  "(merge writes JSON: knee report merge a.json ... -o all.json)",
-                                  html_path_)));
-    }
-    // Regression (a new user's trial): `knee report r.json --json r.json` (--json takes no file)
-    // compared the file with itself without a word, where two logs given twice are refused.
-    if (all_json && files_.size() == 2 && core::same_file(files_[0], files_[1])) {
-      return report_failure(Status::invalid_argument(fmt::format(
-          "report: '{}' is given twice: compared with itself it shows no difference; give two "
-          "results (a.json b.json), or one to re-render it (--json prints it as JSON on stdout: "
-          "it takes no file)",
-          files_[1])));
-    }
     if (all_json && files_.size() <= 2) {
       std::vector<report::Document> docs;
       for (const std::string& path : files_) {

@@ -146,6 +146,9 @@ INSTANTIATE_TEST_SUITE_P(
                  "`knee probe`'s --json takes no file: it prints on stdout; redirect it "
                  "(--json > out.json)"},
         BadInput{{"ladder", "--json", "lad.json"}, "`knee ladder`'s --json takes no file"},
+        BadInput{{"report", "compare", "a.json", "b.json"},
+                 "report: there is no 'compare' word; give the two results: knee report a.json "
+                 "b.json"},
         BadInput{{"run", "http://127.0.0.1:1/", "--no-keepalive", "yes"},
                  "`knee run`'s --no-keepalive takes no value; 'yes' was left over"},
         BadInput{{"sweep", "--json", "/nonexistent/dir/x.json"}, "--json"},
