@@ -11,8 +11,8 @@
 #include <sys/socket.h>
 
 #include <string>
-#include <vector>
 #include <utility>
+#include <vector>
 
 #include "core/clock.h"
 #include "core/status.h"
