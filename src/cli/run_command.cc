@@ -220,13 +220,13 @@ class RunCommand final : public Subcommand {
 
   int finish(report::RunDocument& doc, const std::vector<core::RunResult>& runs,
              const std::vector<analysis::Threshold>& thresholds, ResultFiles& files) {
-    const report::ThresholdCheck check =
+    const std::vector<report::ThresholdOutcome> outcomes =
         report::check_thresholds(thresholds, {doc.level}, /*name_levels=*/false);
-    doc.thresholds = check.outcomes;
+    doc.thresholds = outcomes;
     if (Status s = files.write(doc, report::render_run_text(doc)); !s) return report_failure(s);
     if (runs.back().interrupted) return kExitInterrupted;
     if (went_away(doc.level, "")) return kExitRunFailed;
-    const bool passed = print_threshold_check(check);
+    const bool passed = print_threshold_check(outcomes);
     const bool kept = kept_rate(doc, "");
     return passed && kept ? kExitOk : kExitThresholds;
   }

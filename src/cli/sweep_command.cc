@@ -177,9 +177,9 @@ class SweepCommand final : public Subcommand {
                                          by_rate ? "rate" : "concurrency", level,
                                          result.failed ? ": " + result.failed->what() : ""));
     }
-    const report::ThresholdCheck check =
+    const std::vector<report::ThresholdOutcome> outcomes =
         report::check_thresholds(*thresholds, doc.levels, /*name_levels=*/true);
-    doc.thresholds = check.outcomes;
+    doc.thresholds = outcomes;
     if (Status s = files.write(doc, report::render_sweep_text(doc)); !s) return report_failure(s);
     if (result.failed) {
       fmt::print(stderr, "knee: {}\n", result.failed->what());
@@ -187,7 +187,7 @@ class SweepCommand final : public Subcommand {
     }
     if (result.interrupted) return kExitInterrupted;
     if (went_away(doc.levels)) return kExitRunFailed;
-    return print_threshold_check(check) ? kExitOk : kExitThresholds;
+    return print_threshold_check(outcomes) ? kExitOk : kExitThresholds;
   }
 
  private:

@@ -26,14 +26,20 @@ core::Result<std::vector<analysis::Threshold>> parse_thresholds(
   return out;
 }
 
-bool print_threshold_check(const report::ThresholdCheck& check) {
+bool print_threshold_check(const std::vector<report::ThresholdOutcome>& outcomes) {
   // The report first: stdout piped is block-buffered, and with 2>&1 the verdict on stderr came
   // out above the whole report (regression, a new user's trial).
   std::fflush(stdout);
-  for (const std::string& line : check.lines) {
-    fmt::print(stderr, "{}{}\n", check.passed ? "" : "knee: ", line);
+  bool passed = true;
+  for (const report::ThresholdOutcome& o : outcomes) {
+    if (o.passed) continue;
+    passed = false;
+    fmt::print(stderr, "knee: threshold {}\n", o.line);
   }
-  return check.passed;
+  if (passed && !outcomes.empty()) {
+    fmt::print(stderr, "thresholds: all {} passed\n", outcomes.size());
+  }
+  return passed;
 }
 
 bool went_away(const report::LevelFigures& level, const std::string& label) {

@@ -10,7 +10,6 @@
 
 #include "analysis/threshold.h"
 #include "core/status.h"
-#include "report/analyse.h"
 #include "report/document.h"
 
 namespace knee::cli {
@@ -23,9 +22,10 @@ void add_threshold_option(CLI::App& app, std::vector<std::string>& texts);
 core::Result<std::vector<analysis::Threshold>> parse_thresholds(
     const std::vector<std::string>& texts);
 
-// Prints a check's lines (report::check_thresholds) on stderr, after flushing the report on
-// stdout; true when all passed.
-bool print_threshold_check(const report::ThresholdCheck& check);
+// Prints the outcomes of report::check_thresholds on stderr, after flushing the report on stdout:
+// "knee: threshold <line>" per failed one, or "thresholds: all N passed"; nothing for none.
+// True when all passed.
+bool print_threshold_check(const std::vector<report::ThresholdOutcome>& outcomes);
 
 // True when the level's target stopped answering and never came back in the measured phase
 // (RunFigures::unreachable); then prints "knee: <label>: target unreachable since ..." on

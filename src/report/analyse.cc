@@ -903,18 +903,18 @@ std::string staged_mean_note(const analysis::Threshold& t, const RunFigures& run
 
 }  // namespace
 
-ThresholdCheck check_thresholds(const std::vector<analysis::Threshold>& thresholds,
-                                const std::vector<LevelFigures>& levels, bool name_levels) {
-  ThresholdCheck check;
-  if (thresholds.empty()) return check;
+std::vector<ThresholdOutcome> check_thresholds(const std::vector<analysis::Threshold>& thresholds,
+                                               const std::vector<LevelFigures>& levels,
+                                               bool name_levels) {
+  std::vector<ThresholdOutcome> outcomes;
   for (const analysis::Threshold& t : thresholds) {
     std::string first;
-    std::string passed_line;
+    std::string passed_line = t.text + ": passed";
     size_t failed_levels = 0;
     for (const LevelFigures& level : levels) {
       const analysis::ThresholdResult r = analysis::evaluate(t, threshold_input(level));
       if (r.passed) {
-        if (passed_line.empty()) passed_line = r.line;
+        if (levels.size() == 1) passed_line = r.line;
         continue;
       }
       if (failed_levels++ == 0) {
@@ -926,22 +926,17 @@ ThresholdCheck check_thresholds(const std::vector<analysis::Threshold>& threshol
       }
     }
     if (failed_levels == 0) {
-      check.outcomes.push_back(
-          {t.text, true,
-           name_levels && levels.size() > 1 ? t.text + ": passed at every level" : passed_line});
+      outcomes.push_back(
+          {t.text, true, levels.size() > 1 ? passed_line + " at every level" : passed_line});
       continue;
     }
-    check.passed = false;
-    const std::string line =
-        first + (failed_levels > 1 ? fmt::format(" (and at {} more level{})", failed_levels - 1,
-                                                 failed_levels > 2 ? "s" : "")
-                                   : "");
-    check.lines.push_back("threshold " + line);
-    check.outcomes.push_back({t.text, false, line});
+    outcomes.push_back(
+        {t.text, false,
+         first + (failed_levels > 1 ? fmt::format(" (and at {} more level{})", failed_levels - 1,
+                                                  failed_levels > 2 ? "s" : "")
+                                    : "")});
   }
-  if (check.passed)
-    check.lines.push_back(fmt::format("thresholds: all {} passed", thresholds.size()));
-  return check;
+  return outcomes;
 }
 
 std::vector<std::string> schedule_shortfalls(const LevelFigures& level) {

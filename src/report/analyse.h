@@ -64,17 +64,12 @@ std::vector<std::string> run_notes(const RunFigures& r,
                                    const std::optional<SaturatedFigures>& saturated = {});
 
 // --threshold checked on each level's printed figures (threshold_input(level): with repeats, the
-// medians over them): a threshold fails when it fails at any level, and in a sweep (`name_levels`)
-// its line names the first such level (and how many others). `lines`: one "threshold <what failed>"
-// line per failed threshold, or one "thresholds: all N passed"; nothing when no threshold was
-// given.
-struct ThresholdCheck {
-  bool passed = true;
-  std::vector<std::string> lines;          // for stderr: the failing ones, or "all N passed"
-  std::vector<ThresholdOutcome> outcomes;  // every threshold, in order (the documents' field)
-};
-ThresholdCheck check_thresholds(const std::vector<analysis::Threshold>& thresholds,
-                                const std::vector<LevelFigures>& levels, bool name_levels);
+// medians over them), one outcome per threshold in order (the documents' `thresholds`): a
+// threshold fails when it fails at any level, and in a sweep (`name_levels`) its line names the
+// first such level (and how many others); empty when no threshold was given.
+std::vector<ThresholdOutcome> check_thresholds(const std::vector<analysis::Threshold>& thresholds,
+                                               const std::vector<LevelFigures>& levels,
+                                               bool name_levels);
 
 // --strict: the open-loop repeats that sent fewer than 99 % of their schedule, one line each
 // ("achieved 812.0 req/s, below 99% of the 1000.0 req/s scheduled"); empty when all kept it.
