@@ -25,6 +25,15 @@ constexpr uint64_t kMaxRequests = 1'000'000'000'000;  // -n: a trillion, beyond 
 using core::Result;
 using core::Status;
 
+bool LoadOptions::draws_shipments() const {
+  const auto holds = [](const http::RequestSpec& r) {
+    return r.url.target.find("{shipment}") != std::string::npos ||
+           r.body.find("{shipment}") != std::string::npos;
+  };
+  return holds(request) || std::any_of(mix.begin(), mix.end(),
+                                       [&](const MixEndpoint& e) { return holds(e.request); });
+}
+
 Status LoadOptions::validate() const {
   if (!open_loop() && connections < 1) {
     return Status::invalid_field("connections",

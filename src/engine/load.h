@@ -133,6 +133,9 @@ struct LoadOptions {
   // The measured phase's planned length: -n / rate in open loop with -n, else `duration` (in
   // closed loop with -n, the most it may last).
   core::Nanos measured_phase() const;
+  // Whether a request it sends holds {shipment}, in its target or body or a mix endpoint's: only
+  // then does `shipments` draw ids.
+  bool draws_shipments() const;
   // The first invalid field, or ok. Errors: kInvalidArgument with field() one of
   // "connections", "max_connections", "threads", "duration", "warmup", "timeout", "rate_rps",
   // "spin", "url", "requests", "per_connection", "mix", "shipments", "zipf", "stages" (callers name

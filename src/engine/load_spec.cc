@@ -217,14 +217,7 @@ Result<LoadOptions> LoadSpec::to_options(bool with_url) const {
   if (zipf_given && with_url) {  // after validate(): a bad exponent is named first
     // Regression (a new user's trial): --zipf on a URL without {shipment} ran uniformly as asked
     // of nothing, without a word.
-    const auto holds = [](const http::RequestSpec& r) {
-      return r.url.target.find("{shipment}") != std::string::npos ||
-             r.body.find("{shipment}") != std::string::npos;
-    };
-    const bool used =
-        holds(o.request) || std::any_of(o.mix.begin(), o.mix.end(),
-                                        [&](const MixEndpoint& e) { return holds(e.request); });
-    if (!used) {
+    if (!o.draws_shipments()) {
       return Status::invalid_field(
           "zipf",
           "no request holds {shipment}, whose ids it draws: put {shipment} in the URL "

@@ -36,8 +36,6 @@ report::LoadParams load_params(const engine::LoadOptions& o, const std::string& 
   if (!o.keepalive) p.new_connection_per_request = true;
   if (o.h2) p.protocol = o.request.url.scheme == "https" ? "h2" : "h2c";
   if (o.per_connection > 1) p.per_connection = o.per_connection;
-  bool shipments = o.request.url.target.find("{shipment}") != std::string::npos ||
-                   o.request.body.find("{shipment}") != std::string::npos;
   if (!o.mix.empty()) {
     std::string text;
     for (const engine::MixEndpoint& e : o.mix) {
@@ -46,8 +44,6 @@ report::LoadParams load_params(const engine::LoadOptions& o, const std::string& 
       text += fmt::format("{}{}{}={:g}{}", text.empty() ? "" : ",", e.name,
                           e.body_file.empty() ? "" : " @" + e.body_file, e.weight,
                           e.weight_is_rate ? "/s" : "");
-      shipments = shipments || e.request.url.target.find("{shipment}") != std::string::npos ||
-                  e.request.body.find("{shipment}") != std::string::npos;
     }
     p.mix = text;
   }
@@ -60,7 +56,7 @@ report::LoadParams load_params(const engine::LoadOptions& o, const std::string& 
     p.stages = text;
   }
   if (o.share.count > 1) p.part = report::PartParams{o.share.index, o.share.count};
-  if (shipments) {
+  if (o.draws_shipments()) {
     p.shipments = o.shipments.count;
     p.zipf = o.shipments.zipf;
   }
