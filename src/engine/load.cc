@@ -4,6 +4,7 @@
 #include <strings.h>
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <memory>

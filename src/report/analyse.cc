@@ -713,6 +713,15 @@ std::vector<RunRecord> records_of(const std::vector<core::RunResult>& runs, cons
 
 }  // namespace
 
+std::optional<std::string> tls_port_note(const std::string& url, const RunFigures& r) {
+  if (!url.starts_with("http://") || r.requests > 0 || r.error_causes.empty()) return {};
+  for (const auto& [cause, count] : r.error_causes) {
+    if (!cause.starts_with("closed_before_response")) return {};
+  }
+  return "the server closed every connection without a response: if it speaks TLS on this "
+         "port, try https://";
+}
+
 RunDocument analyse_run(std::string target, std::string started_at, LoadParams params,
                         const std::vector<core::RunResult>& runs, const probes::HostContext& host) {
   RunDocument d;
@@ -720,6 +729,7 @@ RunDocument analyse_run(std::string target, std::string started_at, LoadParams p
   d.started_at = std::move(started_at);
   d.params = std::move(params);
   d.level = level_figures(runs, nullptr);
+  if (auto note = tls_port_note(d.params.url, d.level.median)) d.level.notes.push_back(*note);
   d.level.records = records_of(runs, host.hostname, d.params.part);
   d.host = host_figures(host);
   return d;
@@ -739,6 +749,9 @@ SweepDocument analyse_sweep(std::string target, std::string started_at, LoadPara
       !levels.empty() && !levels.front().empty() && levels.front().front().open_loop();
   for (const std::vector<core::RunResult>& runs : levels) {
     d.levels.push_back(level_figures(runs, previous_use));
+    if (auto note = tls_port_note(d.params.url, d.levels.back().median)) {
+      d.levels.back().notes.push_back(*note);
+    }
     d.levels.back().records = records_of(runs, host.hostname, d.params.part);
     const LevelFigures& level = d.levels.back();
     const core::RunResult& run = runs[median_index(runs)];

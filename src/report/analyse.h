@@ -63,6 +63,12 @@ SweepDocument analyse_sweep(std::string target, std::string started_at, LoadPara
 std::vector<std::string> run_notes(const RunFigures& r,
                                    const std::optional<SaturatedFigures>& saturated = {});
 
+// A plain-http run that got no response at all, every error a close before one: the note that
+// the port may speak TLS ("try https://"), the mirror of net's "plain HTTP? try http://" for
+// the opposite mistake; empty otherwise. Regression (a new user's trial): http:// to
+// `knee serve --tls` failed every request with closed_before_response: ECONNRESET, no word why.
+std::optional<std::string> tls_port_note(const std::string& url, const RunFigures& r);
+
 // --threshold checked on each level's printed figures (threshold_input(level): with repeats, the
 // medians over them), one outcome per threshold in order (the documents' `thresholds`): a
 // threshold fails when it fails at any level, and in a sweep (`name_levels`) its line names the

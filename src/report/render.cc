@@ -32,19 +32,6 @@ std::string errors_text(const RunFigures& r) {
   return out;
 }
 
-// Regression (a new user's trial): http:// to a TLS port failed every request with
-// closed_before_response: ECONNRESET and no word of why, where https:// to a plain port says
-// "plain HTTP? try http://". When an http:// run got no response at all and every error is a
-// close before the response, the line after the errors says what the likely mistake is.
-std::string tls_port_hint(const LoadParams& params, const RunFigures& r) {
-  if (!params.url.starts_with("http://") || r.requests > 0 || r.error_causes.empty()) return "";
-  for (const auto& [cause, count] : r.error_causes) {
-    if (!cause.starts_with("closed_before_response")) return "";
-  }
-  return "               the server closed every connection without a response: if it speaks TLS "
-         "on this port, try https://\n";
-}
-
 // "812 B", "1.50 KiB", "23.84 MiB", "1.02 GiB": binary units, as wrk's Transfer/sec.
 std::string bytes_text(double b) {
   if (b < 1024) return fmt::format("{:.0f} B", b);
@@ -507,7 +494,6 @@ std::string render_run_text(const RunDocument& doc) {
     out += "  latency      no successful response\n";
   }
   out += fmt::format("  errors       {}\n", errors_text(r));
-  out += tls_port_hint(doc.params, r);
   if (r.endpoints) {
     out += fmt::format("  per endpoint{}:\n", k > 1 ? " (the median run)" : "");
     out += endpoints_text(*r.endpoints, "    ");

@@ -111,6 +111,24 @@ TEST(Analyse, AThroughputThresholdOnStagesSaysItReadTheirMeanAndTheBusiestSecond
   EXPECT_EQ(check[0].line.find("stages"), std::string::npos) << "throughput only";
 }
 
+// Regression (a new user's trial): http:// to a TLS port (knee serve --tls) failed every request
+// with closed_before_response: ECONNRESET and gave no hint, as https:// to a plain port does.
+TEST(Analyse, AnHttpRunThatEveryConnectionClosedOnNotesTls) {
+  RunFigures r = testing::golden_run_report().level.median;
+  r.requests = r.ok = 0;
+  r.error_causes = {{"closed_before_response: ECONNRESET", r.sent}};
+  const std::string url = "http://127.0.0.1:8443/";
+  auto note = tls_port_note(url, r);
+  ASSERT_TRUE(note);
+  EXPECT_NE(note->find("if it speaks TLS on this port, try https://"), std::string::npos);
+  EXPECT_FALSE(tls_port_note("https://127.0.0.1:8443/", r)) << "already TLS";
+  r.error_causes["timeout"] = 1;
+  EXPECT_FALSE(tls_port_note(url, r)) << "other errors: no guess";
+  r.error_causes.erase("timeout");
+  r.requests = 1;
+  EXPECT_FALSE(tls_port_note(url, r)) << "a response came";
+}
+
 // Regression (a new user's trial): a run's thresholds decided its exit code but were in no
 // result file; each threshold's outcome is kept, in order, for the documents.
 TEST(Analyse, EveryThresholdsOutcomeIsKeptInOrder) {

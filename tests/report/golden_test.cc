@@ -184,27 +184,6 @@ TEST(RunText, AFractionalRateKeepsItsDecimal) {
   EXPECT_NE(render_run_text(d).find("  open loop: 1000 req/s target"), std::string::npos);
 }
 
-// Regression (a new user's trial): http:// to a TLS port (knee serve --tls) failed every request
-// with closed_before_response: ECONNRESET and gave no hint, as https:// to a plain port does.
-TEST(RunText, AnHttpRunThatEveryConnectionClosedOnHintsAtTls) {
-  RunDocument d = testing::golden_run_report();
-  d.level.runs.clear();
-  d.level.repeats = 1;
-  RunFigures& r = d.level.median;
-  r.requests = r.ok = 0;
-  r.latency_ns = LatencySummary{};
-  r.error_causes = {{"closed_before_response: ECONNRESET", r.sent}};
-  r.errors = {{"closed_before_response", r.sent}};
-  const std::string hint = "if it speaks TLS on this port, try https://";
-  ASSERT_TRUE(d.params.url.starts_with("http://"));
-  EXPECT_NE(render_run_text(d).find(hint), std::string::npos) << render_run_text(d);
-  r.error_causes["timeout"] = 1;
-  EXPECT_EQ(render_run_text(d).find(hint), std::string::npos) << "other errors: no guess";
-  r.error_causes.erase("timeout");
-  r.requests = 1;
-  EXPECT_EQ(render_run_text(d).find(hint), std::string::npos) << "a response came";
-}
-
 TEST(RunText, PoissonArrivalsGiveTheirSeedWhenRecorded) {
   RunDocument d = testing::golden_open_run_report();
   ASSERT_EQ(d.params.arrival, "poisson");
