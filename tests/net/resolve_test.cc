@@ -22,7 +22,7 @@ TEST(ResolveAll, LocalhostIsBothLoopbacksInOrder) {
   ASSERT_TRUE(literal);
   ASSERT_EQ(literal->size(), 1u);
   EXPECT_EQ(literal->front().to_string(), "[::1]:9");
-  EXPECT_FALSE(resolve_all("no-such-host.invalid", 80));
+  // (No unknown name here: resolving one would ask the host's DNS server, off this machine.)
 }
 
 // Regression (a new user's trial): with `knee serve --host ::1`, `knee run http://localhost:P/`
