@@ -4,18 +4,19 @@
 # after, the bytes per connection, and /health's connection counts. Then a request on 1,000 of
 # them again, to show the read buffers go back to the pool. Needs python3 and N + 100 open files.
 #
-# usage: bench/idle_connections.sh [KNEE] [N]
+# usage: bench/idle_connections.sh [KNEE] [N] [knee serve flags, e.g. --io uring]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 KNEE=${1:-$here/../build/release/knee}
 N=${2:-10000}
+shift $(( $# < 2 ? $# : 2 ))
 command -v python3 >/dev/null || { echo "needs python3: apt-get install python3" >&2; exit 2; }
 ulimit -n "$(ulimit -Hn)"
-python3 - "$KNEE" "$N" <<'PY'
+python3 - "$KNEE" "$N" "$@" <<'PY'
 import socket, subprocess, time, sys, json, urllib.request, resource
 
-K = sys.argv[1]; N = int(sys.argv[2])
-p = subprocess.Popen([K, "serve", "--port", "0"], stdout=subprocess.PIPE, text=True)
+K = sys.argv[1]; N = int(sys.argv[2]); SERVE_ARGS = sys.argv[3:]
+p = subprocess.Popen([K, "serve", "--port", "0"] + SERVE_ARGS, stdout=subprocess.PIPE, text=True)
 port = int(p.stdout.readline().split(":")[-1])
 def rss(): return int([l for l in open(f"/proc/{p.pid}/status") if l.startswith("VmRSS")][0].split()[1]) * 1024
 def health(): return json.loads(urllib.request.urlopen(f"http://127.0.0.1:{port}/health").read())

@@ -9,7 +9,8 @@
 #
 # PLAIN=1 runs the same comparison over plain HTTP (no certificate, no --tls): the server's CPU
 # per request, which bench/serve_vs_nginx.sh (throughput under one wrk) cannot show when the
-# client saturates first. Ends with the medians per load and knee over nginx.
+# client saturates first; knee serve is measured both with epoll and with --io uring. Ends with
+# the medians per load and knee over nginx.
 #
 # usage: bench/serve_tls_vs_nginx.sh [KNEE_BINARY] [seconds, default 5] [rate, default 20000]
 #        [connections, default 64] [rounds, default 3]
@@ -58,7 +59,9 @@ start_server() { # name
     taskset -c 0 /usr/sbin/nginx -c "$tmp/nginx.conf" -p "$tmp" & server_pid=$!
     port=18453
   else
-    taskset -c 0 "$KNEE" serve "${serve_tls[@]}" --port 18454 > "$tmp/serve.out" & server_pid=$!
+    local io=epoll
+    [ "$1" = knee-uring ] && io=uring
+    taskset -c 0 "$KNEE" serve "${serve_tls[@]}" --io "$io" --port 18454 > "$tmp/serve.out" & server_pid=$!
     port=18454
   fi
   sleep 0.5
@@ -89,11 +92,15 @@ with open(sys.argv[4], "a") as rows:
     print(name.replace(" ", "_"), f"{us:.3f}", file=rows)
 ' "$name" "$((after - before))" "$(getconf CLK_TCK)" "$tmp/rows"
 }
+# Over plain HTTP knee serve runs twice: writing with epoll (a send per response) and with
+# --io uring (the responses of one loop iteration in one system call).
+servers=(nginx knee)
+[ "$PLAIN" = 1 ] && servers+=(knee-uring)
 echo "knee serve vs nginx ($label), server on CPU 0, client on CPU 1, ${D}s per run"
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg) (rerun when above 1.0 on 2 cores)"
 for r in $(seq "$ROUNDS"); do
   echo "round $r"
-  for s in nginx knee; do
+  for s in "${servers[@]}"; do
     start_server "$s"
     measure "$s -r $RATE" -r "$RATE" -c "$C"
     measure "$s -c $C" -c "$C"
@@ -103,8 +110,11 @@ done
 median() { awk -v n="$1" '$1 == n {print $2}' "$tmp/rows" | sort -g |
   awk '{a[NR] = $1} END {if (NR) print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
 for load in "-r_$RATE" "-c_$C"; do
-  n=$(median "nginx_$load"); k=$(median "knee_$load")
-  awk -v l="${load/_/ }" -v n="${n:-0}" -v k="${k:-0}" 'BEGIN {
-    if (n > 0 && k > 0) printf "median %s: nginx %.2f us-cpu/req, knee serve %.2f, knee/nginx %.3f\n", l, n, k, k / n
-    else printf "median %s: a run failed\n", l }'
+  n=$(median "nginx_$load")
+  for s in "${servers[@]:1}"; do
+    k=$(median "${s}_$load")
+    awk -v l="${load/_/ }" -v s="$s" -v n="${n:-0}" -v k="${k:-0}" 'BEGIN {
+      if (n > 0 && k > 0) printf "median %s: nginx %.2f us-cpu/req, %s %.2f, %s/nginx %.3f\n", l, n, s, k, s, k / n
+      else printf "median %s: a run failed\n", l }'
+  done
 done

@@ -22,6 +22,7 @@ packages=(
   libpq-dev                          # libpq: the service's PostgreSQL store (store/pg_store.cc)
   postgresql                         # initdb/pg_ctl: tests start a PostgreSQL of their own; pgbench
   libhiredis-dev                     # hiredis: the service's optional Redis cache (lab/)
+  liburing-dev                       # io_uring: knee serve --io uring (net/send_ring.cc), bench/client_floor.sh
   redis-server                       # tests start a redis-server of their own for --cache redis
   prometheus                         # tests/e2e: scrapes knee serve's /metrics; promtool checks it
   curl                               # tests/e2e: a peer client for knee serve over h1, TLS, h2c, h2

@@ -61,6 +61,11 @@ class ServeCommand final : public Subcommand {
         ->type_name("FILE");
     app.add_option("--key", key_, "With --tls: its private key (PEM, unencrypted)")
         ->type_name("FILE");
+    app.add_option("--io", io_,
+                   "How responses are written: epoll (a send per response) or uring (those of "
+                   "one loop iteration in one io_uring system call; plain TCP only)")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"epoll", "uring"}));
     app.add_option("--state", state_,
                    "Serve the shipment service (GET /tracking/{no}, POST /events) on the data "
                    "set in this state folder's shipments.db (made by knee lab data --state DIR)")
@@ -118,6 +123,13 @@ class ServeCommand final : public Subcommand {
     if (!tls_ && (!cert_.empty() || !key_.empty())) {
       return fail(core::Status::invalid_argument("--cert/--key: only with --tls"));
     }
+    if (io_ == "uring") {
+      if (tls_) {
+        return fail(core::Status::invalid_argument(
+            "--io uring: plain TCP only (TLS writes through OpenSSL); drop --tls or --io"));
+      }
+      options.io = lab::ServerOptions::Io::kUring;
+    }
     if (tls_) {
       auto context = net::TlsContext::create_server({cert_, key_}, {"h2", "http/1.1"});
       if (!context) return fail(context.status());  // its fields: cert, key
@@ -135,6 +147,12 @@ class ServeCommand final : public Subcommand {
       }
       std::fflush(stdout);
     });
+    if (!clean && clean.status().field() == "io") {  // no io_uring here
+      return fail(clean.status()
+                      .with_field("--io uring")
+                      .with_context("this kernel has no io_uring or forbids it; leave --io at "
+                                    "epoll"));
+    }
     if (!clean) return fail(ServerLimitFlags::named(clean.status()));
     if (!*clean) {
       fmt::print(stderr, "knee serve: drain timed out after {}: requests in flight were cut off\n",
@@ -198,6 +216,7 @@ class ServeCommand final : public Subcommand {
   std::string drain_idle_ = "500ms";
   bool tls_ = false;
   std::string cert_, key_;
+  std::string io_ = "epoll";
   ServerLimitFlags limits_;
 };
 

@@ -118,6 +118,12 @@ struct ServerOptions {
   std::shared_ptr<const net::TlsContext> tls;
   // The shipment service on a real store (GET /tracking/{no}, POST /events); none when unset.
   std::optional<ServiceOptions> service;
+  // How responses reach the sockets. kEpoll: each with a send(2) of its own. kUring: queued, and
+  // all those of one loop iteration written in one io_uring_enter (net/send_ring.h), which saves
+  // a system call per response. Reads and readiness are epoll's either way. Plain TCP only: with
+  // `tls` set the TLS transport writes, as with kEpoll.
+  enum class Io : uint8_t { kEpoll, kUring };
+  Io io = Io::kEpoll;
 };
 
 // File descriptors kept for the server's own use (listeners, epoll, the store, logs) when

@@ -35,6 +35,8 @@ constexpr int kMaxAcceptsPerEvent = 128;
 // Epoll tag of the listener; the loop keeps ~0 for its wake-up, connections use net::EventTag
 // with slot <= EventTag::kMaxSlot.
 constexpr uint64_t kListenerTag = ~uint64_t{0} - 1;
+// Epoll tag of the send ring (--io uring): its completions wait.
+constexpr uint64_t kSendRingTag = ~uint64_t{0} - 2;
 // After its last response a closing connection reads and drops what the client still sends, for
 // at most this long, so the response is not destroyed by a reset (lingering close, RFC 9112 §9.6).
 constexpr core::Nanos kLingerTimeout = std::chrono::seconds(2);
@@ -42,6 +44,10 @@ constexpr core::Nanos kLingerTimeout = std::chrono::seconds(2);
 constexpr core::Nanos kAcceptPause = std::chrono::milliseconds(100);
 // Edge-triggered, both directions registered once: no epoll_ctl per request.
 constexpr uint32_t kConnectionEvents = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET;
+// --io uring: the send ring says when a connection may write again, not EPOLLOUT.
+constexpr uint32_t kRingConnectionEvents = EPOLLIN | EPOLLRDHUP | EPOLLET;
+// A closed connection's responses still unwritten are given up after this long (--io uring).
+constexpr core::Nanos kOrphanTimeout = kLingerTimeout;
 // HTTP/2: concurrent streams a connection may open (SETTINGS_MAX_CONCURRENT_STREAMS), as nginx.
 constexpr uint32_t kMaxStreams = 128;
 // Read buffers a worker keeps for reuse once their connections went idle (8 MiB at most): a
@@ -76,18 +82,27 @@ Result<std::unique_ptr<ServerWorker>> ServerWorker::create(const ServerShared& s
   if (!loop) return loop.status();
   Status added = loop->add(listener.get(), EPOLLIN, kListenerTag);
   if (!added) return added;
-  return std::unique_ptr<ServerWorker>(
-      new ServerWorker(shared, index, std::move(loop).value(), std::move(listener)));
+  std::unique_ptr<net::SendRing> send_ring;
+  if (shared.options.io == ServerOptions::Io::kUring && !shared.options.tls) {
+    auto ring = net::SendRing::create();
+    if (!ring) return ring.status().with_field("io");
+    send_ring = std::move(ring).value();
+    added = loop->add(send_ring->fd(), EPOLLIN, kSendRingTag);  // level-triggered
+    if (!added) return added;
+  }
+  return std::unique_ptr<ServerWorker>(new ServerWorker(shared, index, std::move(loop).value(),
+                                                        std::move(listener), std::move(send_ring)));
 }
 
 ServerWorker::ServerWorker(const ServerShared& shared, int index, net::EventLoop loop,
-                           net::Fd listener)
+                           net::Fd listener, std::unique_ptr<net::SendRing> send_ring)
     : shared_(shared),
       counters_(shared.counters[static_cast<size_t>(index)]),
       metrics_(shared.metrics[static_cast<size_t>(index)]),
       loop_(std::move(loop)),
       replies_([this] { loop_.wake(); }),
       listener_(std::move(listener)),
+      send_ring_(std::move(send_ring)),
       loop_now_(Clock::now()),
       check_period_(limit_check_period(shared.options)) {
   next_check_ = loop_now_ + check_period_;
@@ -141,7 +156,12 @@ bool ServerWorker::run() {
   bool failed = false;
   while (true) {
     if (!draining_ && shared_.stop.load(std::memory_order_acquire)) begin_drain();
-    if (draining_ && live_ == 0) break;
+    if (send_ring_ && !pass_sends()) {
+      failed = true;
+      break;
+    }
+    // A closed connection's last responses still being written count as work in flight.
+    if (draining_ && live_ == 0 && (!send_ring_ || send_ring_->orphans() == 0)) break;
     const std::optional<core::TimePoint> deadline = next_deadline();
     std::optional<core::Nanos> timeout;
     if (deadline) timeout = std::max(core::Nanos(0), *deadline - Clock::now());
@@ -169,14 +189,33 @@ bool ServerWorker::run() {
     timers_.pop_due(now, [this](net::EventTag ref) { on_timer(ref); });
     if (now >= next_check_) {
       check_limits();
+      if (send_ring_) send_ring_->expire_orphans(now, kOrphanTimeout);
       next_check_ = now + check_period_;
     }
     if (draining_ && !idle_closed_ && Clock::now() >= drain_idle_deadline_) close_idle();
-    if (draining_ && live_ > 0 && Clock::now() >= drain_deadline_) break;
+    const bool unwritten = send_ring_ && send_ring_->orphans() > 0;
+    if (draining_ && (live_ > 0 || unwritten) && Clock::now() >= drain_deadline_) break;
   }
   force_close_all();
+  if (send_ring_) (void)send_ring_->submit();  // what was queued goes; the ring's end cancels
   listener_.reset();
   return !failed && !cut_off_;
+}
+
+bool ServerWorker::pass_sends() {
+  // Driving a connection that may write again can queue more; so can a partial send's rest. A
+  // few rounds settle it; what is left goes on the next iteration.
+  for (int round = 0; round < 4; ++round) {
+    send_ring_->reap([this](uint64_t tag) {
+      const net::EventTag t = net::EventTag::of(tag);
+      if (t.slot >= slots_.size()) return;
+      Connection& c = *slots_[t.slot];
+      if (c.generation == t.generation && c.state != ConnState::kFree) drive(c);
+    });
+    if (!send_ring_->has_queued()) return true;
+    if (!send_ring_->submit()) return false;
+  }
+  return true;
 }
 
 std::optional<core::TimePoint> ServerWorker::next_deadline() const {
@@ -196,6 +235,7 @@ void ServerWorker::dispatch(const epoll_event& event) {
     if (accepting_) accept_all();
     return;
   }
+  if (tag == kSendRingTag) return;  // pass_sends() takes the completions every iteration
   const net::EventTag t = net::EventTag::of(tag);
   if (t.slot >= slots_.size()) return;
   Connection& c = *slots_[t.slot];
@@ -260,6 +300,9 @@ void ServerWorker::open_connection(net::Fd fd) {
     }
     c.transport = std::move(tls).value();
     c.state = ConnState::kHandshake;
+  } else if (send_ring_) {
+    c.transport = send_ring_->adopt(std::move(fd), tag_of(slot, c.generation));
+    c.state = ConnState::kActive;
   } else {
     c.transport = std::make_unique<net::TcpTransport>(std::move(fd));
     c.state = ConnState::kActive;
@@ -275,7 +318,8 @@ void ServerWorker::open_connection(net::Fd fd) {
   c.pending = Pending::kNone;
   c.opened = c.last_activity = c.head_started = loop_now_;
   ++live_;
-  if (!loop_.add(c.transport->fd(), kConnectionEvents, tag_of(slot, c.generation))) {
+  const uint32_t events = send_ring_ ? kRingConnectionEvents : kConnectionEvents;
+  if (!loop_.add(c.transport->fd(), events, tag_of(slot, c.generation))) {
     close_connection(c);
     return;
   }
@@ -286,7 +330,10 @@ void ServerWorker::close_connection(Connection& c) {
   if (c.state == ConnState::kFree) return;
   if (c.state == ConnState::kWaiting) add_in_flight(-1);  // its request is abandoned
   if (c.transport) shared_.open_connections.fetch_sub(1, std::memory_order_relaxed);
-  c.transport.reset();  // closing the socket also removes it from epoll (never dup'ed)
+  // Closing the socket also removes it from epoll (never dup'ed); the send ring may keep it
+  // open until its last responses are written, so it leaves the epoll set first.
+  if (c.transport && send_ring_) loop_.remove(c.transport->fd());
+  c.transport.reset();
   release_buffer(c);
   c.h2.reset();
   c.h2_handler.reset();
@@ -949,6 +996,8 @@ void ServerWorker::reject(Connection& c, const FixedResponse& r) {
 
 void ServerWorker::burn(core::Nanos cpu) {
   if (cpu <= core::Nanos::zero()) return;
+  // Responses queued for the send ring go before the loop spends CPU on another request.
+  if (send_ring_ && send_ring_->has_queued()) (void)send_ring_->submit();
   burn_thread_cpu(cpu);
   loop_now_ = Clock::now();  // later events of this batch happen after the burn
 }

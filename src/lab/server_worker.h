@@ -25,6 +25,7 @@
 #include "lab/response.h"
 #include "lab/shipment_service.h"
 #include "net/event_loop.h"
+#include "net/send_ring.h"
 #include "net/socket.h"
 #include "net/transport.h"
 
@@ -65,6 +66,8 @@ class ServerWorker {
  public:
   // Creates the worker's event loop and registers `listener` (which it then owns). `index`
   // selects its counters in `shared`. Errors: kIoError from epoll.
+  // With ServerOptions::Io::kUring (and no TLS) also its io_uring: kIoError from
+  // io_uring_setup, field "io", when the kernel has none or forbids it (ENOSYS, EPERM).
   static core::Result<std::unique_ptr<ServerWorker>> create(const ServerShared& shared, int index,
                                                             net::Fd listener);
   ~ServerWorker();
@@ -81,9 +84,13 @@ class ServerWorker {
  private:
   enum class Step : uint8_t { kNeedBytes, kProgress };
 
-  ServerWorker(const ServerShared& shared, int index, net::EventLoop loop, net::Fd listener);
+  ServerWorker(const ServerShared& shared, int index, net::EventLoop loop, net::Fd listener,
+               std::unique_ptr<net::SendRing> send_ring);
 
   std::optional<core::TimePoint> next_deadline() const;
+  // --io uring: takes the ring's completions (driving each connection that has room to write
+  // again), then hands what the loop queued to the kernel. False when io_uring_enter failed.
+  bool pass_sends();
   void dispatch(const epoll_event& event);
   void accept_all();
   void pause_accepting();
@@ -160,6 +167,9 @@ class ServerWorker {
   ReplyQueue replies_;                   // from the shipment service's store threads
   std::vector<StoreReply> reply_batch_;  // scratch for take_replies()
   net::Fd listener_;
+  // --io uring: writes every connection's responses (ServerOptions::Io); null with epoll. Before
+  // slots_, so that it outlives the transports it made.
+  std::unique_ptr<net::SendRing> send_ring_;
   bool accepting_ = true;                         // listener registered with the loop
   std::optional<core::TimePoint> accept_resume_;  // after EMFILE and friends
   std::vector<std::unique_ptr<Connection>> slots_;

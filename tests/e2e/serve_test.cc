@@ -75,6 +75,27 @@ TEST(Serve, BadLimitFlagsExit2NamingTheFlag) {
   EXPECT_NE(zero.err.find("--idle-timeout: must be longer than 0"), std::string::npos) << zero.err;
 }
 
+TEST(Serve, IoUringServesAndTerminatesCleanly) {
+  testing::BackgroundProcess server({KNEE_BINARY, "serve", "--port", "0", "--io", "uring"});
+  int port = testing::port_of_listening_line(server.first_line());
+  ASSERT_GT(port, 0) << server.first_line();
+  std::string good = exchange(port, "GET /fast HTTP/1.1\r\nHost: x\r\n\r\n", false);
+  EXPECT_EQ(good.rfind("HTTP/1.1 200", 0), 0u) << good;
+  std::string closing = exchange(port, "GET /fast HTTP/1.0\r\n\r\n", /*wait_for_close=*/true);
+  EXPECT_EQ(closing.rfind("HTTP/1.1 200", 0), 0u) << closing;
+  EXPECT_NE(closing.find(R"({"ok":true,"instance":"app1"})"), std::string::npos) << closing;
+  EXPECT_EQ(server.terminate(), 0);
+}
+
+TEST(Serve, BadIoFlagsExit2SayingWhy) {
+  auto tls = testing::run_process({KNEE_BINARY, "serve", "--port", "0", "--io", "uring", "--tls"});
+  EXPECT_EQ(tls.exit_code, 2);
+  EXPECT_NE(tls.err.find("--io uring: plain TCP only"), std::string::npos) << tls.err;
+  auto other = testing::run_process({KNEE_BINARY, "serve", "--port", "0", "--io", "poll"});
+  EXPECT_EQ(other.exit_code, 2);
+  EXPECT_NE(other.err.find("--io"), std::string::npos) << other.err;
+}
+
 // VmRSS of a process, in bytes (0 when unreadable).
 int64_t rss_bytes(pid_t pid) {
   std::ifstream status("/proc/" + std::to_string(pid) + "/status");

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "core/clock.h"
+#include "io_param.h"
 #include "lab/server_process.h"
 #include "support/blocking_client.h"
 
@@ -33,12 +34,17 @@ using knee::testing::Response;
 std::unique_ptr<LabServer> start_server(ServerOptions options = {}) {
   options.host = "127.0.0.1";
   options.port = 0;
+  options.io = io_test::io_under_test();
   auto server = LabServer::start(options);
   EXPECT_TRUE(server.has_value()) << server.status().message();
   return server ? std::move(server).value() : nullptr;
 }
 
-TEST(LabServer, BindsAnEphemeralPort) {
+// Each of its tests runs with epoll's writes and with the send ring's (--io uring).
+class LabServerIo : public io_test::ServerIoTest {};
+KNEE_INSTANTIATE_SERVER_IO(LabServerIo);
+
+TEST_P(LabServerIo, BindsAnEphemeralPort) {
   auto server = start_server();
   ASSERT_TRUE(server);
   EXPECT_GT(server->address().port(), 0);
@@ -53,7 +59,7 @@ TEST(BuiltinUrl, IsTheTrackingEndpointWithOneNumberPerConnectionAndRequest) {
   EXPECT_EQ(builtin_url(true, 1), "https://127.0.0.1:1/tracking?no=G{conn}-{seq}");
 }
 
-TEST(LabServer, FastAnswersSmallJson) {
+TEST_P(LabServerIo, FastAnswersSmallJson) {
   ServerOptions options;
   options.instance = "lab-7";
   auto server = start_server(options);
@@ -73,7 +79,7 @@ TEST(LabServer, FastAnswersSmallJson) {
   EXPECT_EQ(again->status, 200);
 }
 
-TEST(LabServer, TrackingTakesAtLeastWaitPlusCpuAndEchoesTheNumber) {
+TEST_P(LabServerIo, TrackingTakesAtLeastWaitPlusCpuAndEchoesTheNumber) {
   ServerOptions options;
   options.wait = 20ms;
   options.cpu = 5ms;
@@ -92,7 +98,7 @@ TEST(LabServer, TrackingTakesAtLeastWaitPlusCpuAndEchoesTheNumber) {
   EXPECT_GE(core::process_cpu_time() - cpu_before, 5ms);
 }
 
-TEST(LabServer, TrackingWithoutNumberSaysDashAndEscapesJson) {
+TEST_P(LabServerIo, TrackingWithoutNumberSaysDashAndEscapesJson) {
   ServerOptions options;
   options.wait = 0ms;
   options.cpu = 0ms;
@@ -107,7 +113,7 @@ TEST(LabServer, TrackingWithoutNumberSaysDashAndEscapesJson) {
   EXPECT_EQ(r->body, R"({"no":"a\"b\\ \n","state":"at transit hub","zone":"35","step":4})");
 }
 
-TEST(LabServer, SlowAsyncWaitsWithoutBlockingOtherConnections) {
+TEST_P(LabServerIo, SlowAsyncWaitsWithoutBlockingOtherConnections) {
   auto server = start_server();  // one thread
   ASSERT_TRUE(server);
   Client slow(server->address());
@@ -124,7 +130,7 @@ TEST(LabServer, SlowAsyncWaitsWithoutBlockingOtherConnections) {
   EXPECT_EQ(s->body, R"({"ok":true,"mode":"async","ms":1000,"instance":"app1"})");
 }
 
-TEST(LabServer, SlowSyncBlocksTheLoop) {
+TEST_P(LabServerIo, SlowSyncBlocksTheLoop) {
   auto server = start_server();  // one thread
   ASSERT_TRUE(server);
   Client blocker(server->address());
@@ -142,7 +148,7 @@ TEST(LabServer, SlowSyncBlocksTheLoop) {
   EXPECT_GE(core::process_cpu_time() - cpu_before, 200ms);
 }
 
-TEST(LabServer, BadMsIs400AndKeepsTheConnection) {
+TEST_P(LabServerIo, BadMsIs400AndKeepsTheConnection) {
   auto server = start_server();
   ASSERT_TRUE(server);
   Client c(server->address());
@@ -158,7 +164,7 @@ TEST(LabServer, BadMsIs400AndKeepsTheConnection) {
   EXPECT_EQ(ok->body, R"({"ok":true,"mode":"sync-blocking","ms":0,"instance":"app1"})");
 }
 
-TEST(LabServer, HealthSumsCountersOverThreads) {
+TEST_P(LabServerIo, HealthSumsCountersOverThreads) {
   ServerOptions options;
   options.threads = 3;
   options.instance = "app2";
@@ -179,7 +185,7 @@ TEST(LabServer, HealthSumsCountersOverThreads) {
       << r->body;
 }
 
-TEST(LabServer, HealthCountsRequestsWaitingOnTimers) {
+TEST_P(LabServerIo, HealthCountsRequestsWaitingOnTimers) {
   auto server = start_server();
   ASSERT_TRUE(server);
   Client slow(server->address());
@@ -195,7 +201,7 @@ TEST(LabServer, HealthCountsRequestsWaitingOnTimers) {
   ASSERT_TRUE(slow.read_response());
 }
 
-TEST(LabServer, HeadHasTheLengthButNoBody) {
+TEST_P(LabServerIo, HeadHasTheLengthButNoBody) {
   auto server = start_server();
   ASSERT_TRUE(server);
   Client c(server->address());
@@ -210,7 +216,7 @@ TEST(LabServer, HeadHasTheLengthButNoBody) {
   EXPECT_EQ(next->body.size(), 29u);
 }
 
-TEST(LabServer, UnknownPathIs404AndOtherMethodsAre405) {
+TEST_P(LabServerIo, UnknownPathIs404AndOtherMethodsAre405) {
   auto server = start_server();
   ASSERT_TRUE(server);
   Client c(server->address());
@@ -228,7 +234,7 @@ TEST(LabServer, UnknownPathIs404AndOtherMethodsAre405) {
   EXPECT_EQ(r->status, 200);
 }
 
-TEST(LabServer, Http10ClosesAfterTheResponse) {
+TEST_P(LabServerIo, Http10ClosesAfterTheResponse) {
   auto server = start_server();
   ASSERT_TRUE(server);
   Client c(server->address());
@@ -241,7 +247,7 @@ TEST(LabServer, Http10ClosesAfterTheResponse) {
   EXPECT_TRUE(c.closed_by_peer());
 }
 
-TEST(LabServer, Http10KeepAliveOnRequest) {
+TEST_P(LabServerIo, Http10KeepAliveOnRequest) {
   auto server = start_server();
   ASSERT_TRUE(server);
   Client c(server->address());
@@ -253,7 +259,7 @@ TEST(LabServer, Http10KeepAliveOnRequest) {
   }
 }
 
-TEST(LabServer, ConnectionCloseIsHonoured) {
+TEST_P(LabServerIo, ConnectionCloseIsHonoured) {
   auto server = start_server();
   ASSERT_TRUE(server);
   Client c(server->address());
@@ -264,7 +270,7 @@ TEST(LabServer, ConnectionCloseIsHonoured) {
   EXPECT_TRUE(c.closed_by_peer());
 }
 
-TEST(LabServer, PipelinedRequestsAreAnsweredInOrder) {
+TEST_P(LabServerIo, PipelinedRequestsAreAnsweredInOrder) {
   ServerOptions options;
   options.wait = 5ms;
   options.cpu = 0ms;
@@ -293,7 +299,28 @@ TEST(LabServer, PipelinedRequestsAreAnsweredInOrder) {
   EXPECT_NE(r6->body.find(R"("mode":"sync-blocking")"), std::string::npos);
 }
 
-TEST(LabServer, HalfClosedClientsGetTheirAnswersThenTheServerCloses) {
+// Regression (--io uring): a response waited in the send ring while the loop burnt CPU for the
+// next connection's request, so /fast took as long as the /slow-sync behind it (the built-in
+// sweep's knee moved). Two requests arrive while the loop is busy, /fast first: its answer must
+// be out while the second is still being served.
+TEST_P(LabServerIo, AnAnswerDoesNotWaitForTheNextRequestsCpu) {
+  auto server = start_server();
+  ASSERT_TRUE(server);
+  Client busy(server->address()), fast(server->address()), slow(server->address());
+  busy.send("GET /slow-sync?ms=200 HTTP/1.1\r\nHost: lab\r\n\r\n");
+  std::this_thread::sleep_for(50ms);  // the loop is now burning for `busy`
+  fast.send("GET /fast HTTP/1.1\r\nHost: lab\r\n\r\n");
+  slow.send("GET /slow-sync?ms=200 HTTP/1.1\r\nHost: lab\r\n\r\n");
+  auto answer = fast.read_response();
+  ASSERT_TRUE(answer);
+  EXPECT_EQ(answer->status, 200);
+  EXPECT_FALSE(slow.readable_within(0)) << "/fast came out only with the slow answer after it";
+  auto last = slow.read_response();
+  ASSERT_TRUE(last);
+  EXPECT_EQ(last->status, 200);
+}
+
+TEST_P(LabServerIo, HalfClosedClientsGetTheirAnswersThenTheServerCloses) {
   auto server = start_server();  // one thread
   ASSERT_TRUE(server);
   Client blocker(server->address());
@@ -317,7 +344,7 @@ TEST(LabServer, HalfClosedClientsGetTheirAnswersThenTheServerCloses) {
   EXPECT_TRUE(waiting.closed_by_peer());
 }
 
-TEST(LabServer, RequestArrivingByteByByteIsAnswered) {
+TEST_P(LabServerIo, RequestArrivingByteByByteIsAnswered) {
   auto server = start_server();
   ASSERT_TRUE(server);
   Client c(server->address());
@@ -331,7 +358,7 @@ TEST(LabServer, RequestArrivingByteByByteIsAnswered) {
   EXPECT_EQ(r->status, 200);
 }
 
-TEST(LabServer, AbsoluteFormTargetIsServed) {
+TEST_P(LabServerIo, AbsoluteFormTargetIsServed) {
   auto server = start_server();
   ASSERT_TRUE(server);
   Client c(server->address());
@@ -352,7 +379,7 @@ void expect_error_and_close(const LabServer& server, const std::string& request,
   EXPECT_TRUE(c.closed_by_peer());
 }
 
-TEST(LabServer, MalformedRequestIs400AndTheServerKeepsServing) {
+TEST_P(LabServerIo, MalformedRequestIs400AndTheServerKeepsServing) {
   auto server = start_server();
   ASSERT_TRUE(server);
   Client bystander(server->address());
@@ -375,7 +402,7 @@ TEST(LabServer, MalformedRequestIs400AndTheServerKeepsServing) {
   EXPECT_EQ(r->status, 200);
 }
 
-TEST(LabServer, LongRequestLineIs414) {
+TEST_P(LabServerIo, LongRequestLineIs414) {
   auto server = start_server();
   ASSERT_TRUE(server);
   expect_error_and_close(
@@ -384,7 +411,7 @@ TEST(LabServer, LongRequestLineIs414) {
   expect_error_and_close(*server, "GET /" + std::string(100'000, 'a'), 414);
 }
 
-TEST(LabServer, LargeHeaderSectionIs431) {
+TEST_P(LabServerIo, LargeHeaderSectionIs431) {
   auto server = start_server();
   ASSERT_TRUE(server);
   expect_error_and_close(
@@ -392,7 +419,7 @@ TEST(LabServer, LargeHeaderSectionIs431) {
       431);
 }
 
-TEST(LabServer, TransferEncodingIs501) {
+TEST_P(LabServerIo, TransferEncodingIs501) {
   auto server = start_server();
   ASSERT_TRUE(server);
   expect_error_and_close(*server,
@@ -401,13 +428,13 @@ TEST(LabServer, TransferEncodingIs501) {
                          501);
 }
 
-TEST(LabServer, OtherHttpMajorVersionIs505) {
+TEST_P(LabServerIo, OtherHttpMajorVersionIs505) {
   auto server = start_server();
   ASSERT_TRUE(server);
   expect_error_and_close(*server, "GET /fast HTTP/2.0\r\nHost: lab\r\n\r\n", 505);
 }
 
-TEST(LabServer, ManyConnectionsOnSeveralThreads) {
+TEST_P(LabServerIo, ManyConnectionsOnSeveralThreads) {
   ServerOptions options;
   options.threads = 4;
   options.wait = 1ms;
@@ -428,7 +455,7 @@ TEST(LabServer, ManyConnectionsOnSeveralThreads) {
   }
 }
 
-TEST(LabServer, AbruptClientsDoNotDisturbOthers) {
+TEST_P(LabServerIo, AbruptClientsDoNotDisturbOthers) {
   auto server = start_server();
   ASSERT_TRUE(server);
   for (int i = 0; i < 20; ++i) {
@@ -452,7 +479,7 @@ TEST(LabServer, AbruptClientsDoNotDisturbOthers) {
   EXPECT_NE(body.find(R"("inFlight":1,)"), std::string::npos) << body;
 }
 
-TEST(LabServer, FixedPortInUseFailsWithTheOsError) {
+TEST_P(LabServerIo, FixedPortInUseFailsWithTheOsError) {
   auto first = start_server();
   ASSERT_TRUE(first);
   ServerOptions options;
@@ -475,7 +502,7 @@ TEST(LabServer, BadOptionsAreInvalidArguments) {
   EXPECT_FALSE(LabServer::start(options).has_value());
 }
 
-TEST(LabServer, StopLetsARequestInFlightFinishAndClosesIdleConnections) {
+TEST_P(LabServerIo, StopLetsARequestInFlightFinishAndClosesIdleConnections) {
   auto server = start_server();
   ASSERT_TRUE(server);
   Client idle(server->address());
@@ -523,7 +550,7 @@ TEST(LabServer, StopLetsARequestInFlightFinishAndClosesIdleConnections) {
   EXPECT_EQ(late.connect_errno(), ECONNREFUSED);
 }
 
-TEST(LabServer, StopCutsOffRequestsPastTheDrainTimeout) {
+TEST_P(LabServerIo, StopCutsOffRequestsPastTheDrainTimeout) {
   ServerOptions options;
   options.drain_timeout = 100ms;
   auto server = start_server(options);
@@ -544,7 +571,7 @@ TEST(LabServer, StopCutsOffRequestsPastTheDrainTimeout) {
   EXPECT_FALSE(busy.read_response().has_value());
 }
 
-TEST(LabServer, DestructorStopsARunningServer) {
+TEST_P(LabServerIo, DestructorStopsARunningServer) {
   auto server = start_server();
   ASSERT_TRUE(server);
   Client c(server->address());

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/clock.h"
+#include "io_param.h"
 #include "lab/lab_server.h"
 #include "support/blocking_client.h"
 
@@ -25,10 +26,15 @@ using knee::testing::Client;
 std::unique_ptr<LabServer> start_server(ServerOptions options) {
   options.host = "127.0.0.1";
   options.port = 0;
+  options.io = io_test::io_under_test();
   auto server = LabServer::start(options);
   EXPECT_TRUE(server.has_value()) << server.status().message();
   return server ? std::move(server).value() : nullptr;
 }
+
+// Each of its tests runs with epoll's writes and with the send ring's (--io uring).
+class LabLimits : public io_test::ServerIoTest {};
+KNEE_INSTANTIATE_SERVER_IO(LabLimits);
 
 // /health's body, from a connection of its own.
 std::string health(const LabServer& server) {
@@ -48,7 +54,7 @@ std::string health_with(const LabServer& server, const std::string& needle) {
   return body;
 }
 
-TEST(LabLimits, SlowHeadGets408AndIsClosedEvenWhileBytesTrickleIn) {
+TEST_P(LabLimits, SlowHeadGets408AndIsClosedEvenWhileBytesTrickleIn) {
   ServerOptions options;
   options.header_timeout = 400ms;
   auto server = start_server(options);
@@ -71,7 +77,7 @@ TEST(LabLimits, SlowHeadGets408AndIsClosedEvenWhileBytesTrickleIn) {
   EXPECT_NE(health(*server).find(R"("headerTimeouts":1)"), std::string::npos);
 }
 
-TEST(LabLimits, IdleKeepAliveConnectionClosesQuietly) {
+TEST_P(LabLimits, IdleKeepAliveConnectionClosesQuietly) {
   ServerOptions options;
   options.idle_timeout = 300ms;
   auto server = start_server(options);
@@ -91,7 +97,7 @@ TEST(LabLimits, IdleKeepAliveConnectionClosesQuietly) {
   EXPECT_NE(health(*server).find(R"("idleClosed":2)"), std::string::npos);
 }
 
-TEST(LabLimits, ActiveConnectionIsNotIdle) {
+TEST_P(LabLimits, ActiveConnectionIsNotIdle) {
   ServerOptions options;
   options.idle_timeout = 1s;
   auto server = start_server(options);
@@ -109,7 +115,7 @@ TEST(LabLimits, ActiveConnectionIsNotIdle) {
 // split over two sends 120 ms apart so that the read buffer never empties, outlives the header
 // timeout without a 408 (regression: the clock started only when a read landed in an empty
 // buffer, so the chain's first byte timed out the fourth request).
-TEST(LabLimits, RequestChainThatNeverEmptiesTheBufferIsNot408) {
+TEST_P(LabLimits, RequestChainThatNeverEmptiesTheBufferIsNot408) {
   ServerOptions options;
   options.header_timeout = 200ms;
   auto server = start_server(options);
@@ -129,7 +135,7 @@ TEST(LabLimits, RequestChainThatNeverEmptiesTheBufferIsNot408) {
 
 // An HTTP/2 stream whose request never completes (HEADERS without END_STREAM) is the client's
 // slow head: GOAWAY and close after header_timeout, counted as a header timeout.
-TEST(LabLimits, IncompleteHttp2StreamIsTimedOut) {
+TEST_P(LabLimits, IncompleteHttp2StreamIsTimedOut) {
   ServerOptions options;
   options.header_timeout = 300ms;
   auto server = start_server(options);
@@ -146,7 +152,7 @@ TEST(LabLimits, IncompleteHttp2StreamIsTimedOut) {
   EXPECT_NE(health(*server).find(R"("headerTimeouts":1)"), std::string::npos);
 }
 
-TEST(LabLimits, ConnectionsOverTheLimitGet503AndTheCountFreesOnClose) {
+TEST_P(LabLimits, ConnectionsOverTheLimitGet503AndTheCountFreesOnClose) {
   ServerOptions options;
   options.max_connections = 2;
   auto server = start_server(options);
@@ -175,7 +181,7 @@ TEST(LabLimits, ConnectionsOverTheLimitGet503AndTheCountFreesOnClose) {
   EXPECT_EQ(body.find(R"("refused":0)"), std::string::npos) << body;  // the third, at least
 }
 
-TEST(LabLimits, HeaderSectionOverTheLimitIs431) {
+TEST_P(LabLimits, HeaderSectionOverTheLimitIs431) {
   ServerOptions options;
   options.max_header_bytes = 512;
   auto server = start_server(options);
@@ -196,7 +202,7 @@ TEST(LabLimits, HeaderSectionOverTheLimitIs431) {
   EXPECT_TRUE(over.closed_by_peer());
 }
 
-TEST(LabLimits, BodyOverTheLimitIs413WithoutReadingIt) {
+TEST_P(LabLimits, BodyOverTheLimitIs413WithoutReadingIt) {
   ServerOptions options;
   options.max_body_bytes = 100;
   auto server = start_server(options);
@@ -213,7 +219,7 @@ TEST(LabLimits, BodyOverTheLimitIs413WithoutReadingIt) {
   EXPECT_TRUE(big.closed_by_peer());
 }
 
-TEST(LabLimits, BadLimitsAreRefusedNamingTheField) {
+TEST(LabLimitOptions, BadLimitsAreRefusedNamingTheField) {
   ServerOptions options;
   options.header_timeout = 0ms;
   auto a = LabServer::start(options);
@@ -251,7 +257,7 @@ int64_t fast_p99_ns(Client& c, int n) {
 // 1,000 slow-header clients (slowloris) hold a connection each with a head that never ends.
 // /fast on another connection still answers every request, with a p99 near its usual one
 // (the slow heads cost the loop nothing until they time out), and the slow ones all get 408.
-TEST(LabLimits, ThousandSlowHeadsDoNotStopFast) {
+TEST_P(LabLimits, ThousandSlowHeadsDoNotStopFast) {
   rlimit files{};
   ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &files), 0);
   if (files.rlim_max < 2200) GTEST_SKIP() << "needs 2,200 open files (ulimit -Hn)";
@@ -283,7 +289,7 @@ TEST(LabLimits, ThousandSlowHeadsDoNotStopFast) {
   }
 }
 
-TEST(LabLimits, StopStillDrainsWithSlowAndIdleConnectionsOpen) {
+TEST_P(LabLimits, StopStillDrainsWithSlowAndIdleConnectionsOpen) {
   ServerOptions options;
   options.drain_idle = 100ms;
   auto server = start_server(options);

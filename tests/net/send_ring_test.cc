@@ -1,0 +1,240 @@
+// The send ring (net/send_ring.h): bytes wait until submit() and then arrive whole and in order,
+// for several connections at once; a connection over its queue cap is refused and named
+// writable once its peer reads; shutdown_write() lets queued bytes go first; a closed
+// connection's last bytes are still written and its socket then closed; one whose peer never
+// reads is cancelled; a send error comes back from the next send_some().
+#include "net/send_ring.h"
+
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <array>
+#include <chrono>
+#include <string>
+#include <vector>
+
+namespace knee::net {
+namespace {
+
+using namespace std::chrono_literals;
+
+struct SocketPair {
+  Fd ours, peer;
+  SocketPair() {
+    int fds[2];
+    EXPECT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, fds), 0);
+    ours.reset(fds[0]);
+    peer.reset(fds[1]);
+  }
+};
+
+std::unique_ptr<SendRing> make_ring() {
+  auto ring = SendRing::create();
+  EXPECT_TRUE(ring) << ring.status().message();
+  return ring ? std::move(ring).value() : nullptr;
+}
+
+// What the peer can read now, without waiting; "<EOF>" appended when it sees the end.
+std::string read_available(int fd) {
+  std::string got;
+  std::array<char, 65536> buf{};
+  while (true) {
+    const ssize_t n = ::recv(fd, buf.data(), buf.size(), MSG_DONTWAIT);
+    if (n > 0) {
+      got.append(buf.data(), static_cast<size_t>(n));
+      continue;
+    }
+    if (n == 0) got += "<EOF>";
+    return got;
+  }
+}
+
+// Reaps until `done()` holds or 5 s pass, waiting on the ring's fd between rounds.
+template <typename Done>
+bool reap_until(
+    SendRing& ring, Done done, const std::function<void(uint64_t)>& writable = [](uint64_t) {}) {
+  const auto deadline = core::Clock::now() + 5s;
+  while (core::Clock::now() < deadline) {
+    ring.reap(writable);
+    if (ring.has_queued()) EXPECT_TRUE(ring.submit());
+    if (done()) return true;
+    pollfd p{ring.fd(), POLLIN, 0};
+    ::poll(&p, 1, 10);
+  }
+  return false;
+}
+
+TEST(SendRing, BytesWaitForSubmitThenArriveForEveryConnection) {
+  auto ring = make_ring();
+  ASSERT_NE(ring, nullptr);
+  std::vector<SocketPair> pairs(3);
+  std::vector<std::unique_ptr<UringTransport>> transports;
+  for (size_t i = 0; i < pairs.size(); ++i) {
+    transports.push_back(ring->adopt(std::move(pairs[i].ours), i));
+    const std::string text = "response " + std::to_string(i);
+    const IoResult r = transports[i]->send_some(text);
+    ASSERT_EQ(r.status, IoStatus::kDone);
+    EXPECT_EQ(r.bytes, text.size()) << "queued whole";
+  }
+  EXPECT_EQ(read_available(pairs[0].peer.get()), "") << "nothing written before submit()";
+  EXPECT_TRUE(ring->has_queued());
+  ASSERT_TRUE(ring->submit());
+  EXPECT_FALSE(ring->has_queued());
+  ASSERT_TRUE(reap_until(*ring, [&] {
+    return transports[0]->unsent() + transports[1]->unsent() + transports[2]->unsent() == 0;
+  }));
+  for (size_t i = 0; i < pairs.size(); ++i) {
+    EXPECT_EQ(read_available(pairs[i].peer.get()), "response " + std::to_string(i));
+  }
+}
+
+TEST(SendRing, ManySendsKeepTheirOrder) {
+  auto ring = make_ring();
+  ASSERT_NE(ring, nullptr);
+  std::vector<SocketPair> pairs(2);  // two, so that submit() goes through the ring, not send(2)
+  auto a = ring->adopt(std::move(pairs[0].ours), 1);
+  auto b = ring->adopt(std::move(pairs[1].ours), 2);
+  std::string expected, got;
+  for (int i = 0; i < 2000; ++i) {
+    const std::string line = "line " + std::to_string(i) + "\n";
+    expected += line;
+    ASSERT_EQ(a->send_some(line).status, IoStatus::kDone);
+    ASSERT_EQ(b->send_some("x").status, IoStatus::kDone);
+    if (i % 7 == 0) {
+      ring->reap([](uint64_t) {});
+      ASSERT_TRUE(ring->submit());
+    }
+    got += read_available(pairs[0].peer.get());
+  }
+  ASSERT_TRUE(ring->submit());
+  ASSERT_TRUE(reap_until(*ring, [&] {
+    got += read_available(pairs[0].peer.get());
+    return a->unsent() == 0 && got.size() >= expected.size();
+  }));
+  EXPECT_EQ(got, expected);
+}
+
+TEST(SendRing, AConnectionOverItsCapIsRefusedThenNamedWritable) {
+  auto ring = make_ring();
+  ASSERT_NE(ring, nullptr);
+  SocketPair p;
+  auto t = ring->adopt(std::move(p.ours), 42);
+  const std::string chunk(16 * 1024, 'z');
+  size_t queued = 0;
+  IoResult r;
+  for (int i = 0; i < 1000; ++i) {  // the peer reads nothing: the socket fills, then the queue
+    r = t->send_some(chunk);
+    if (r.status != IoStatus::kDone) break;
+    queued += r.bytes;
+    ring->reap([](uint64_t) {});
+    ASSERT_TRUE(ring->submit());
+  }
+  ASSERT_EQ(r.status, IoStatus::kWouldBlock);
+  EXPECT_TRUE(r.wants_write);
+  EXPECT_GE(t->unsent(), SendRing::kMaxQueuedBytes);
+  std::vector<uint64_t> writable;
+  size_t read = 0;
+  ASSERT_TRUE(reap_until(
+      *ring,
+      [&] {
+        read += read_available(p.peer.get()).size();
+        return !writable.empty();
+      },
+      [&](uint64_t tag) { writable.push_back(tag); }));
+  EXPECT_EQ(writable, std::vector<uint64_t>{42});
+  ASSERT_TRUE(reap_until(*ring, [&] {
+    read += read_available(p.peer.get()).size();
+    return t->unsent() == 0 && read == queued;
+  }));
+  EXPECT_EQ(read, queued) << "every byte accepted was written once";
+}
+
+TEST(SendRing, ShutdownWriteLetsQueuedBytesGoFirst) {
+  auto ring = make_ring();
+  ASSERT_NE(ring, nullptr);
+  std::vector<SocketPair> pairs(2);
+  auto t = ring->adopt(std::move(pairs[0].ours), 1);
+  auto other = ring->adopt(std::move(pairs[1].ours), 2);
+  ASSERT_EQ(t->send_some("last response").status, IoStatus::kDone);
+  ASSERT_EQ(other->send_some("x").status, IoStatus::kDone);
+  t->shutdown_write();
+  EXPECT_EQ(read_available(pairs[0].peer.get()), "") << "no FIN before the bytes";
+  ASSERT_TRUE(ring->submit());
+  std::string got;
+  ASSERT_TRUE(reap_until(*ring, [&] {
+    got += read_available(pairs[0].peer.get());
+    return got.ends_with("<EOF>");
+  }));
+  EXPECT_EQ(got, "last response<EOF>");
+}
+
+TEST(SendRing, AClosedConnectionsLastBytesAreWrittenThenItsSocketCloses) {
+  auto ring = make_ring();
+  ASSERT_NE(ring, nullptr);
+  SocketPair p;
+  auto t = ring->adopt(std::move(p.ours), 1);
+  ASSERT_EQ(t->send_some("HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n").status, IoStatus::kDone);
+  t.reset();  // closed before the loop submitted
+  EXPECT_EQ(ring->orphans(), 1u);
+  ASSERT_TRUE(ring->submit());
+  std::string got;
+  ASSERT_TRUE(reap_until(*ring, [&] {
+    got += read_available(p.peer.get());
+    return got.ends_with("<EOF>") && ring->orphans() == 0;
+  }));
+  EXPECT_EQ(got, "HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n<EOF>");
+}
+
+TEST(SendRing, AClosedConnectionWithNothingLeftClosesAtOnce) {
+  auto ring = make_ring();
+  ASSERT_NE(ring, nullptr);
+  SocketPair p;
+  auto t = ring->adopt(std::move(p.ours), 1);
+  t.reset();
+  EXPECT_EQ(ring->orphans(), 0u);
+  EXPECT_EQ(read_available(p.peer.get()), "<EOF>");
+}
+
+TEST(SendRing, AnOrphanWhosePeerNeverReadsIsCancelledAndClosed) {
+  auto ring = make_ring();
+  ASSERT_NE(ring, nullptr);
+  SocketPair p;
+  auto t = ring->adopt(std::move(p.ours), 1);
+  const std::string chunk(64 * 1024, 'y');
+  for (int i = 0; i < 100 && t->send_some(chunk).status == IoStatus::kDone; ++i) {
+    ring->reap([](uint64_t) {});
+    ASSERT_TRUE(ring->submit());
+  }
+  t.reset();
+  ASSERT_EQ(ring->orphans(), 1u) << "bytes still wait for the peer";
+  ring->expire_orphans(core::Clock::now(), 1h);
+  ring->reap([](uint64_t) {});
+  EXPECT_EQ(ring->orphans(), 1u) << "not yet past the limit";
+  ring->expire_orphans(core::Clock::now() + 3s, 2s);
+  ASSERT_TRUE(reap_until(*ring, [&] { return ring->orphans() == 0; }));
+  std::string got;
+  const auto deadline = core::Clock::now() + 5s;
+  while (!got.ends_with("<EOF>") && core::Clock::now() < deadline) {
+    got += read_available(p.peer.get());
+  }
+  EXPECT_TRUE(got.ends_with("<EOF>")) << "the socket was closed";
+}
+
+TEST(SendRing, ASendErrorComesBackFromTheNextSend) {
+  auto ring = make_ring();
+  ASSERT_NE(ring, nullptr);
+  SocketPair p;
+  auto t = ring->adopt(std::move(p.ours), 1);
+  p.peer.reset();  // the client went away
+  ASSERT_EQ(t->send_some("response").status, IoStatus::kDone) << "queued";
+  ASSERT_TRUE(ring->submit());
+  ASSERT_TRUE(reap_until(*ring, [&] { return t->unsent() == 0; }));
+  const IoResult r = t->send_some("next");
+  EXPECT_EQ(r.status, IoStatus::kError);
+  EXPECT_EQ(r.error, EPIPE);
+}
+
+}  // namespace
+}  // namespace knee::net
