@@ -530,7 +530,7 @@ const Finding* name_first(const std::pair<const char*, Finding> (&findings)[N],
 std::string rule_text(const SaturationThresholds& t) {
   return fmt::format(
       "rule, first match wins: unreachable if connects failed from the target's last answer to "
-      "the end, for at least {:g} s and {:g}% of the phase; client "
+      "the end, for at least {:g} s ({:g}% of a phase under {:g} s) and {:g}% of the phase; client "
       "if the busiest client thread demands >= {:.0f}% of a core, or a paced client's send lag "
       "p99 exceeds {} while connections were free, more than {:g}% of its sends that late "
       "counted from when a connection was idle for them (then the numbers measure knee, not "
@@ -543,11 +543,13 @@ std::string rule_text(const SaturationThresholds& t) {
       "of its known speed, or drops > {:g}/s, listen-queue overflows > {:g}/s or more than {:g}% "
       "of knee's own segments retransmitted; else pool if the pool was exhausted at least {:g}% "
       "of the time (the server's latency); else none: {}",
-      t.unreachable_min_s, 100 * t.unreachable_min_share, t.client_thread_cpu_share * 100,
-      ms_text(t.max_send_lag_ns), 100 * t.client_late_share, t.server_cpu_pct_per_core,
-      t.server_cpu_pct_per_core, t.cpu_busy_pct, 100 * t.stack_cpu_share, t.disk_util_pct,
-      t.disk_queue_size, t.disk_await_growth, t.net_link_util_pct, t.net_drops_per_s,
-      t.listen_overflows_per_s, 100 * t.tcp_retrans_share, 100 * t.pool_full_share, kNoneDetail);
+      t.unreachable_min_s, 100 * t.unreachable_short_share,
+      t.unreachable_min_s / t.unreachable_short_share, 100 * t.unreachable_min_share,
+      t.client_thread_cpu_share * 100, ms_text(t.max_send_lag_ns), 100 * t.client_late_share,
+      t.server_cpu_pct_per_core, t.server_cpu_pct_per_core, t.cpu_busy_pct, 100 * t.stack_cpu_share,
+      t.disk_util_pct, t.disk_queue_size, t.disk_await_growth, t.net_link_util_pct,
+      t.net_drops_per_s, t.listen_overflows_per_s, 100 * t.tcp_retrans_share,
+      100 * t.pool_full_share, kNoneDetail);
 }
 
 }  // namespace
@@ -557,7 +559,8 @@ std::optional<double> unreachable_since(double duration_s, double last_ok_s,
                                         const SaturationThresholds& t) {
   if (connect_failures_after == 0 || !(duration_s > 0)) return std::nullopt;
   const double since_s = last_ok_s < 0 ? 0.0 : last_ok_s;
-  if (duration_s - since_s < std::max(t.unreachable_min_s, t.unreachable_min_share * duration_s)) {
+  const double floor_s = std::min(t.unreachable_min_s, t.unreachable_short_share * duration_s);
+  if (duration_s - since_s < std::max(floor_s, t.unreachable_min_share * duration_s)) {
     return std::nullopt;
   }
   return since_s;

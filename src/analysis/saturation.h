@@ -21,8 +21,9 @@
 //
 // The rule, applied in this order; the first that qualifies is named:
 //   1. unreachable  the target stopped answering: connects failed from its last answer to the
-//                   end of the phase, for at least unreachable_min_s (1 s) and
-//                   unreachable_min_share (a tenth) of the phase (unreachable_since()).
+//                   end of the phase, for at least unreachable_min_s (1 s; a quarter of a phase
+//                   shorter than 4 s) and unreachable_min_share (a tenth) of the phase
+//                   (unreachable_since()).
 //   2. client       the busiest client worker thread demanded >= client_thread_cpu_share of a
 //                   core (90 %), or (open loop) the send lag's p99 was over max_send_lag_ns
 //                   (1 ms), more than client_late_share (1 %) of the sends were that late
@@ -112,9 +113,12 @@ struct SaturationThresholds {
   // server's latency (pool), below which it is the client's.
   double pool_full_share = 0.5;
   // A target is unreachable when connects failed from its last answer to the end for at least
-  // this long and this share of the phase (a restart that came back, or one refused connect
-  // near the end, is not).
+  // unreachable_min_s (in a phase shorter than unreachable_min_s / unreachable_short_share, that
+  // share of it instead: a target that died in a 0.5 s level is unreachable too) and
+  // unreachable_min_share of the phase (a restart that came back, or one refused connect near
+  // the end, is not).
   double unreachable_min_s = 1.0;
+  double unreachable_short_share = 0.25;
   double unreachable_min_share = 0.1;
   // Cores used by other processes (the host's busy cores less the server's and knee's) at or
   // above which the level carries a host-contention warning.
@@ -142,8 +146,9 @@ struct SaturationVerdict {
 // `client`. previous_level: the figures of the level before (lower concurrency or rate), for
 // the disk's "await growing" condition; nullptr for the first level.
 // The target went away (rule 1): the seconds from the phase's start of its last answer when
-// connects failed from then to the end, for at least thresholds.unreachable_min_s and
-// unreachable_min_share of a phase of duration_s; nullopt otherwise. last_ok_s < 0: it never
+// connects failed from then to the end, for at least thresholds.unreachable_min_s (or
+// unreachable_short_share of a shorter phase) and unreachable_min_share of a phase of
+// duration_s; nullopt otherwise. last_ok_s < 0: it never
 // answered in the phase (since 0). connect_failures_after: connects that failed after it.
 std::optional<double> unreachable_since(double duration_s, double last_ok_s,
                                         uint64_t connect_failures_after,

@@ -263,8 +263,8 @@ struct RunFigures {
   double split_gap_mean_ns = 0;
   // Set when bytes arrived that no request asked for (left out otherwise, and in older files).
   std::optional<UnsolicitedFigures> unsolicited;
-  // Set when connects failed from some point to the end of the phase, for at least 1 s and a
-  // tenth of it (report/analyse.cc).
+  // Set when connects failed from some point to the end of the phase, for at least 1 s (a
+  // quarter of a phase under 4 s) and a tenth of it (analysis::unreachable_since).
   std::optional<UnreachableFigures> unreachable;
   double duration_s = 0;
   double throughput_rps = 0;
