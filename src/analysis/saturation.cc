@@ -124,8 +124,9 @@ Finding check_pool(const core::ClientUse& c, const SaturationThresholds& t) {
           : std::string("no response completed (every request failed or timed out)");
   f.detail = fmt::format(
       "pool of {} connections exhausted because {}: every connection was busy {:.0f}% of the "
-      "time, so the server's latency, not the client, held requests back",
-      c.pool_connections, why, c.pool_full_share * 100);
+      "time{}, so the server's latency, not the client, held requests back",
+      c.pool_connections, why, c.pool_full_share * 100,
+      c.pool_full_busiest_second ? " in the busiest second" : "");
   f.crossings.push_back("pool: " + f.detail);
   return f;
 }

@@ -153,6 +153,9 @@ struct ClientUse {
   // Share of the measured phase in which every connection of the pool was busy or connecting
   // (exhausted: an arrival had to wait for the server), 0..1.
   double pool_full_share = kUnknown;
+  // pool_full_share is the busiest second's (RunStats::max_pool_full_share_1s, --stages), not
+  // the phase's.
+  bool pool_full_busiest_second = false;
   int pool_connections = 0;          // the pool's cap
   double service_p50_ns = kUnknown;  // actual send to response, median
   // Segments knee's own connections retransmitted and sent (TCP_INFO deltas over the measured

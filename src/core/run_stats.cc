@@ -137,6 +137,7 @@ void RunStats::merge(const RunStats& other) {
   late_with_connection_free += other.late_with_connection_free;
   max_backlog += other.max_backlog;  // per-worker maxima add up: an upper bound of the total
   pool_full_ns += other.pool_full_ns;
+  max_pool_full_share_1s = std::max(max_pool_full_share_1s, other.max_pool_full_share_1s);
   split_responses += other.split_responses;
   split_gap_ns += other.split_gap_ns;
   tcp_retransmits += other.tcp_retransmits;

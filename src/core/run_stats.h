@@ -199,6 +199,11 @@ struct RunStats {
   // was busy or connecting (the pool was exhausted: arrivals had to wait for the server), ns,
   // summed over workers; over threads * duration it is the share of time it was exhausted.
   int64_t pool_full_ns = 0;
+  // The same exhaustion over the busiest second, 0..1 (max over windows and workers): measured
+  // over the windows of max_thread_cpu_demand_1s (with per-second intervals, always with
+  // --stages), 0 without them. A ramp's overloaded last stage fills the pool while its quiet
+  // stages average the phase's share below the pool rule's half; this does not.
+  double max_pool_full_share_1s = 0;
   // Measured responses that arrived in parts with 30..220 ms of silence before their last part
   // (the Nagle / delayed-ACK interaction of RFC 896 and RFC 1122 4.2.3.2: a server's second
   // small write waits for the ACK of its first, which the client delays), and those gaps summed,

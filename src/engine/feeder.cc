@@ -132,6 +132,16 @@ void OpenLoopFeeder::add_full_time(TimePoint until) {
   if (until > from) full_ns_ += core::elapsed_ns(from, until);
 }
 
+int64_t OpenLoopFeeder::pool_full_ns(TimePoint now) const {
+  int64_t ns = full_ns_;
+  if (full_since_) {  // exhausted now: the stretch so far counts
+    const TimePoint from = std::max(*full_since_, phases_.measure_from);
+    const TimePoint until = std::min(now, phases_.measure_until);
+    if (until > from) ns += core::elapsed_ns(from, until);
+  }
+  return ns;
+}
+
 void OpenLoopFeeder::stop(ConnectionPool& pool, TimePoint now) {
   stopping_ = true;
   if (full_since_) {

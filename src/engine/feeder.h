@@ -102,6 +102,10 @@ class Feeder {
   virtual bool drained() const = 0;
   // The grace period is over: whatever still waits to be sent never will (counted never_sent).
   virtual void abort_waiting(ConnectionPool& pool, core::TimePoint now) = 0;
+  // Time of the measured phase up to `now` in which every connection of the pool was busy or
+  // connecting, ns (open loop; a closed loop's pool is its load, never exhausted: 0). Before
+  // stop(): stop() hands it to RunStats::pool_full_ns.
+  virtual int64_t pool_full_ns(core::TimePoint /*now*/) const { return 0; }
 };
 
 class ClosedLoopFeeder final : public Feeder {
@@ -142,6 +146,7 @@ class OpenLoopFeeder final : public Feeder {
   void stop(ConnectionPool& pool, core::TimePoint now) override;
   bool drained() const override { return backlog_.empty(); }
   void abort_waiting(ConnectionPool& pool, core::TimePoint now) override;
+  int64_t pool_full_ns(core::TimePoint now) const override;
 
   size_t backlog() const { return backlog_.size(); }
 

@@ -1097,7 +1097,8 @@ void LoadWorker::begin_stopping(TimePoint now) {
   feeder_->stop(*this, now);
 }
 
-// Closes the open CPU window into RunStats::max_thread_cpu_demand_1s when it lasted at least
+// Closes the open CPU window into RunStats::max_thread_cpu_demand_1s (and the pool's exhaustion
+// over it into max_pool_full_share_1s) when it lasted at least
 // kMinCpuWindowNs, and opens the next at `now` unless it was the `last`. Called at the measured
 // phase's start, at each interval boundary inside it and at its end: two clock reads and one
 // /proc read a second.
@@ -1109,11 +1110,16 @@ void LoadWorker::sample_cpu_window(TimePoint now, bool last) {
       stats_.max_thread_cpu_demand_1s =
           std::max(stats_.max_thread_cpu_demand_1s,
                    core::thread_cpu_shares(cpu_window_.from, reading, wall_ns).demand);
+      const int64_t full_ns = feeder_->pool_full_ns(now) - cpu_window_.pool_full_from_ns;
+      stats_.max_pool_full_share_1s =
+          std::max(stats_.max_pool_full_share_1s,
+                   std::min(1.0, static_cast<double>(full_ns) / static_cast<double>(wall_ns)));
     }
   }
   cpu_window_.state = last ? CpuWindow::kDone : CpuWindow::kOpen;
   cpu_window_.start = now;
   cpu_window_.from = reading;
+  cpu_window_.pool_full_from_ns = feeder_->pool_full_ns(now);
 }
 
 void LoadWorker::flush_interval() {

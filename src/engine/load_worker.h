@@ -344,6 +344,7 @@ class LoadWorker final : public ConnectionPool, private http::H2Client::Listener
     enum State { kNotYet, kOpen, kDone } state = kNotYet;
     core::TimePoint start{};
     core::ThreadCpuReading from;
+    int64_t pool_full_from_ns = 0;  // feeder_->pool_full_ns() when it opened
   };
   CpuWindow cpu_window_;
   void sample_cpu_window(core::TimePoint now, bool last);

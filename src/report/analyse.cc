@@ -193,6 +193,15 @@ std::optional<double> demand_1s_of(const core::RunResult& r) {
   return r.stats.max_thread_cpu_demand_1s;
 }
 
+// The pool's exhaustion in its busiest second (RunStats::max_pool_full_share_1s) where the rules
+// read it: a --stages run that measured one. Regression (a new user's trial): a ramp whose last
+// stage filled the pool read the phase's share, diluted below the pool rule's half by the quiet
+// stages before it.
+std::optional<double> pool_full_1s_of(const core::RunResult& r) {
+  if (!staged(r) || r.stats.max_pool_full_share_1s <= 0) return std::nullopt;
+  return r.stats.max_pool_full_share_1s;
+}
+
 // The busiest client thread's demand for a core that the rules read, 0..1: the phase's mean, or
 // its busiest second when there is one (--stages) and it is higher; `busiest_second` says which.
 // Regression: a --stages ramp past what one thread can send averaged the client down with its
@@ -397,6 +406,11 @@ core::ClientUse client_use(const core::RunResult& r) {
       c.service_p50_ns = static_cast<double>(s.service_time_ns.value_at_percentile(50));
     }
     c.pool_full_share = pool_full_share(r);
+    if (const std::optional<double> busiest = pool_full_1s_of(r);
+        busiest && *busiest > c.pool_full_share) {
+      c.pool_full_share = *busiest;
+      c.pool_full_busiest_second = true;
+    }
   }
   if (auto u = unreachable_of(r)) {
     c.unreachable_since_s = u->since_s;
@@ -569,12 +583,20 @@ LevelFigures level_figures(const std::vector<core::RunResult>& runs,
       previous_use, stages && run.use ? &*run.use : nullptr);
   const bool client_1s =
       client_demand(run.stats.max_thread_cpu_demand, demand_1s_of(run)).busiest_second;
-  if (stages && (run.use || client_1s)) {
+  const std::optional<double> pool_1s = pool_full_1s_of(run);
+  const bool pool_busiest = run.open_loop() && pool_1s && *pool_1s > pool_full_share(run);
+  std::vector<std::string> peaks;
+  if (run.use) peaks.emplace_back("each host figure is its busiest sample");
+  if (client_1s) peaks.emplace_back("the client's busiest thread is read at its busiest second");
+  if (pool_busiest) peaks.emplace_back("the pool's exhaustion at its busiest second");
+  if (stages && !peaks.empty()) {
+    std::string listed = peaks.front();
+    for (size_t i = 1; i < peaks.size(); ++i) {
+      listed += (i + 1 == peaks.size() ? " and " : ", ") + peaks[i];
+    }
     v.rule += fmt::format(
-        "; --stages: {}{}{}, not the phase's mean, which the stages' changing rate would dilute",
-        run.use ? "each host figure is its busiest sample" : "",
-        run.use && client_1s ? " and " : "",
-        client_1s ? "the client's busiest thread is read at its busiest second" : "");
+        "; --stages: {}, not the phase's mean, which the stages' changing rate would dilute",
+        listed);
   }
   l.saturated = SaturatedFigures{v.resource, v.detail, v.evidence, v.rule, v.warnings};
   l.notes = run_notes(l.median, l.saturated);

@@ -202,6 +202,7 @@ void describe(Io& io, RunStats& s) {
   later_counter(io, "late_with_connection_free", s.late_with_connection_free);
   io("max_backlog", s.max_backlog);
   io("pool_full_ns", s.pool_full_ns);
+  later_counter(io, "max_pool_full_share_1s", s.max_pool_full_share_1s);
   io("split_responses", s.split_responses);
   io("split_gap_ns", s.split_gap_ns);
   io("tcp_retransmits", s.tcp_retransmits);

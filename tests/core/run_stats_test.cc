@@ -44,11 +44,14 @@ TEST(RunStats, MergeKeepsTheBusiestThreadsShares) {
   RunStats a, b;
   a.max_thread_cpu_demand = 0.4;
   a.max_thread_cpu_demand_1s = 0.95;
+  a.max_pool_full_share_1s = 0.2;
   b.max_thread_cpu_demand = 0.6;
   b.max_thread_cpu_demand_1s = 0.7;
+  b.max_pool_full_share_1s = 0.8;
   a.merge(b);
   EXPECT_EQ(a.max_thread_cpu_demand, 0.6);
   EXPECT_EQ(a.max_thread_cpu_demand_1s, 0.95);
+  EXPECT_EQ(a.max_pool_full_share_1s, 0.8);  // the busiest worker's pool
 }
 
 TEST(RunStats, ConnectAndStatusErrorsAreNotRequestFailures) {

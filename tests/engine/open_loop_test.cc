@@ -104,6 +104,29 @@ TEST(OpenLoop, TheClientsBusiestSecondCountsWindowsOfHalfASecondOrMore) {
   EXPECT_EQ(unsampled->stats.max_thread_cpu_demand_1s, 0.0);
 }
 
+// The pool's exhaustion over the busiest second (what --stages judges the pool by): a server that
+// answers in 50 ms, 2 connections, 100 arrivals a second keep the pool full nearly all the time;
+// a server that answers at once, hardly ever.
+TEST(OpenLoop, ThePoolsBusiestSecondIsMeasuredOverTheSameWindows) {
+  ScriptedServer slow([](int, int, const std::string&) {
+    return Action::respond(testing::ok_response(), std::chrono::milliseconds(50));
+  });
+  LoadOptions o = open_loop(slow.url("/"), 100, 2, 600ms);
+  o.interval = 1s;
+  auto full = run_load(o);
+  ASSERT_TRUE(full) << full.status().message();
+  EXPECT_GT(full->stats.max_pool_full_share_1s, 0.8);
+  EXPECT_LE(full->stats.max_pool_full_share_1s, 1.0);
+  ScriptedServer fast(
+      [](int, int, const std::string&) { return Action::respond(testing::ok_response()); });
+  o = open_loop(fast.url("/"), 100, 16, 600ms);
+  o.interval = 1s;
+  auto free = run_load(o);
+  ASSERT_TRUE(free) << free.status().message();
+  EXPECT_LT(free->stats.max_pool_full_share_1s, 0.1);
+  expect_accounted(free->stats);
+}
+
 // A host whose sleeping threads wake 2 ms late (a halted vCPU that the hypervisor wakes slowly):
 // the real clock, but every wait that would block sleeps 2 ms longer than asked.
 class SlowWakeClock final : public core::ClockSource {

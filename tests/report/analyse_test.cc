@@ -361,6 +361,31 @@ TEST(Analyse, AStagedRunJudgesTheClientAtItsBusiestSecond) {
   EXPECT_EQ(staged.level.median.client_max_thread_cpu_demand, 0.5);  // printed as measured
 }
 
+// Regression (a new user's trial): a ramp whose last stage exhausted the pool read the phase's
+// share, 30 % here, below the pool rule's half, and named nothing; the busiest second's 95 %
+// names the pool.
+TEST(Analyse, AStagedRunJudgesThePoolAtItsBusiestSecond) {
+  core::RunResult r = testing::synthetic_open_run(1000, 2.0);
+  r.stats.send_lag_ns.reset();
+  for (int i = 0; i < 100; ++i) r.stats.send_lag_ns.record(i < 90 ? 50'000 : 8'000'000);
+  r.stats.pool_full_ns = static_cast<int64_t>(0.3 * r.duration_s * 1e9);
+  r.stats.max_pool_full_share_1s = 0.95;
+  r.stats.max_thread_cpu_demand = 0.2;
+  const RunDocument flat = analyse_run("u", "now", {}, {r}, {});
+  ASSERT_TRUE(flat.level.saturated);
+  EXPECT_NE(flat.level.saturated->resource, "pool") << "a constant rate reads the phase's share";
+  const RunDocument staged = analyse_run("u", "now", {}, {staged_over_two_seconds(r)}, {});
+  ASSERT_TRUE(staged.level.saturated);
+  EXPECT_EQ(staged.level.saturated->resource, "pool") << staged.level.saturated->detail;
+  EXPECT_NE(staged.level.saturated->detail.find("busy 95% of the time in the busiest second"),
+            std::string::npos)
+      << staged.level.saturated->detail;
+  EXPECT_NE(staged.level.saturated->rule.find("the pool's exhaustion at its busiest second"),
+            std::string::npos);
+  ASSERT_TRUE(staged.level.median.open);
+  EXPECT_NEAR(staged.level.median.open->pool_full_share, 0.3, 1e-9);  // printed as measured
+}
+
 // Regression (issue 11): an open-loop level held back by a slow server said "raise -c or -t".
 TEST(Analyse, AnOpenLoopLevelHeldBackByItsPoolSaysSo) {
   core::RunResult r;

@@ -31,6 +31,7 @@ core::RunResult full_run() {
   s.unsolicited_closes = 3;
   s.max_thread_cpu_demand = 0.5;
   s.max_thread_cpu_demand_1s = 0.96;
+  s.max_pool_full_share_1s = 0.75;
   s.last_ok_ns = 1'999'000'000;
   core::EndpointStats e;
   e.name = "GET /a";
@@ -80,6 +81,7 @@ TEST(RunRecord, EveryFigureSurvivesJson) {
   EXPECT_EQ(b.stats.unsolicited_bytes, 12u);
   EXPECT_EQ(b.stats.unsolicited_closes, 3u);
   EXPECT_DOUBLE_EQ(b.stats.max_thread_cpu_demand_1s, 0.96);
+  EXPECT_DOUBLE_EQ(b.stats.max_pool_full_share_1s, 0.75);
   EXPECT_DOUBLE_EQ(b.use->server->busiest_thread_cpu_max_pct, 97.5);
   // A record from before the figure existed reads it as unknown.
   nlohmann::json old = to_json_value(r);
@@ -87,6 +89,10 @@ TEST(RunRecord, EveryFigureSurvivesJson) {
   auto before = decode_record(old.dump());
   ASSERT_TRUE(before) << before.status().what();
   EXPECT_TRUE(std::isnan(before->result.use->server->busiest_thread_cpu_max_pct));
+  old["result"]["stats"].erase("max_pool_full_share_1s");
+  auto unsampled = decode_record(old.dump());
+  ASSERT_TRUE(unsampled) << unsampled.status().what();
+  EXPECT_EQ(unsampled->result.stats.max_pool_full_share_1s, 0.0);
   EXPECT_EQ(back->host, "loadgen-2");
   EXPECT_EQ(back->part, 1);
   EXPECT_EQ(back->parts, 3);
