@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cassert>
 #include <cstddef>
 #include <optional>
 #include <utility>
@@ -560,6 +561,7 @@ std::optional<double> unreachable_since(double duration_s, double last_ok_s,
                                         const SaturationThresholds& t) {
   if (connect_failures_after == 0 || !(duration_s > 0)) return std::nullopt;
   const double since_s = last_ok_s < 0 ? 0.0 : last_ok_s;
+  assert(t.unreachable_short_share > 0);  // the rule's text divides by it
   const double floor_s = std::min(t.unreachable_min_s, t.unreachable_short_share * duration_s);
   if (duration_s - since_s < std::max(floor_s, t.unreachable_min_share * duration_s)) {
     return std::nullopt;

@@ -165,6 +165,8 @@ bool ServerWorker::run() {
     const std::optional<core::TimePoint> deadline = next_deadline();
     std::optional<core::Nanos> timeout;
     if (deadline) timeout = std::max(core::Nanos(0), *deadline - Clock::now());
+    if (send_ring_ && (send_ring_->has_queued() || send_ring_->has_ready()))
+      timeout = core::Nanos(0);
     auto ready = loop_.wait(events, timeout);
     if (!ready) {
       failed = true;
@@ -197,14 +199,21 @@ bool ServerWorker::run() {
     if (draining_ && (live_ > 0 || unwritten) && Clock::now() >= drain_deadline_) break;
   }
   force_close_all();
-  if (send_ring_) (void)send_ring_->submit();  // what was queued goes; the ring's end cancels
+  if (send_ring_) {
+    (void)send_ring_->submit();  // what was queued goes; the ring's end cancels what is left
+    if (send_ring_->orphans() > 0) cut_off_ = true;  // responses of closed connections unwritten
+  }
   listener_.reset();
   return !failed && !cut_off_;
 }
 
+bool ServerWorker::writing(const Connection& c) {
+  return c.out_sent < c.out.size() || (c.transport && c.transport->unsent() > 0);
+}
+
 bool ServerWorker::pass_sends() {
   // Driving a connection that may write again can queue more; so can a partial send's rest. A
-  // few rounds settle it; what is left goes on the next iteration.
+  // few rounds settle it; what is left goes on the next iteration, which does not wait then.
   for (int round = 0; round < 4; ++round) {
     send_ring_->reap([this](uint64_t tag) {
       const net::EventTag t = net::EventTag::of(tag);
@@ -212,7 +221,7 @@ bool ServerWorker::pass_sends() {
       Connection& c = *slots_[t.slot];
       if (c.generation == t.generation && c.state != ConnState::kFree) drive(c);
     });
-    if (!send_ring_->has_queued()) return true;
+    if (!send_ring_->has_queued() && !send_ring_->has_ready()) return true;
     if (!send_ring_->submit()) return false;
   }
   return true;
@@ -897,8 +906,7 @@ void ServerWorker::close_idle() {
 void ServerWorker::force_close_all() {
   for (auto& slot : slots_) {
     Connection& c = *slot;
-    if (c.state == ConnState::kWaiting ||
-        (c.state == ConnState::kActive && c.out_sent < c.out.size())) {
+    if (c.state == ConnState::kWaiting || (c.state == ConnState::kActive && writing(c))) {
       cut_off_ = true;
     }
     close_connection(c);
@@ -947,9 +955,8 @@ void ServerWorker::check_limits() {
       }
       continue;
     }
-    const bool writing = c.out_sent < c.out.size();
     const bool mid_request = c.in_end > c.in_begin || c.discard > 0;
-    if (!writing && mid_request) {
+    if (!writing(c) && mid_request) {
       if (now - c.head_started < o.header_timeout) continue;
       bump(counters_.header_timeouts);
       if (c.discard > 0) {  // a body being skipped: its request was answered; no 408 after that

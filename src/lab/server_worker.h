@@ -91,6 +91,8 @@ class ServerWorker {
   // --io uring: takes the ring's completions (driving each connection that has room to write
   // again), then hands what the loop queued to the kernel. False when io_uring_enter failed.
   bool pass_sends();
+  // Whether c still has response bytes to write: in c.out, or queued in its transport.
+  static bool writing(const Connection& c);
   void dispatch(const epoll_event& event);
   void accept_all();
   void pause_accepting();

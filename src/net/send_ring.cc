@@ -63,14 +63,7 @@ IoResult UringTransport::send_some(std::string_view data) {
 }
 
 IoResult UringTransport::recv_some(std::span<char> buffer) {
-  while (true) {
-    const ssize_t n = ::recv(queue_->socket.get(), buffer.data(), buffer.size(), 0);
-    if (n > 0) return IoResult::done(static_cast<size_t>(n));
-    if (n == 0) return IoResult::closed();
-    if (errno == EINTR) continue;
-    if (errno == EAGAIN || errno == EWOULDBLOCK) return IoResult::would_block();
-    return IoResult::failed(errno);
-  }
+  return recv_plain(queue_->socket.get(), buffer);
 }
 
 void UringTransport::shutdown_write() {
@@ -119,6 +112,8 @@ SendRing::~SendRing() {
 }
 
 int SendRing::fd() const { return ring_->ring_fd; }
+
+bool SendRing::has_ready() const { return !ready_.empty(); }
 
 bool SendRing::has_queued() const { return !dirty_.empty() || io_uring_sq_ready(ring_.get()) > 0; }
 
@@ -211,7 +206,7 @@ void SendRing::reap(const std::function<void(uint64_t tag)>& writable) {
     if (cqe->user_data == kCancelData) continue;
     auto* q = static_cast<SendQueue*>(io_uring_cqe_get_data(cqe));
     q->in_flight = false;
-    const int res = cqe->res;
+    const int res = q->cancelled ? -ECANCELED : cqe->res;  // an expired orphan sends no more
     if (res > 0) {
       q->sent += static_cast<size_t>(res);
     } else if (res != -EINTR && res != -EAGAIN) {
@@ -228,9 +223,11 @@ void SendRing::reap(const std::function<void(uint64_t tag)>& writable) {
     settle(*q);  // may free an orphan's q
   }
   io_uring_cq_advance(ring_.get(), seen);
-  // The callbacks queue bytes but submit nothing, so nothing is added to ready_ meanwhile.
-  for (uint64_t tag : ready_) writable(tag);
-  ready_.clear();
+  // A callback may submit (the lab server does before burning CPU), and a send(2) that empties a
+  // blocked queue adds to ready_: those wait for the next reap(), whose caller asks has_ready().
+  notify_.swap(ready_);
+  for (uint64_t tag : notify_) writable(tag);
+  notify_.clear();
 }
 
 void SendRing::settle(SendQueue& q) {
@@ -258,7 +255,6 @@ void SendRing::expire_orphans(core::TimePoint now, core::Nanos limit) {
   std::vector<SendQueue*> unsubmitted;  // queued only: nothing for the kernel to cancel
   for (auto& [key, q] : orphans_) {
     if (q->cancelled || now - q->orphaned_at < limit) continue;
-    q->cancelled = true;
     if (!q->in_flight) {
       unsubmitted.push_back(key);
       continue;
@@ -267,8 +263,9 @@ void SendRing::expire_orphans(core::TimePoint now, core::Nanos limit) {
     if (sqe == nullptr) {
       io_uring_submit(ring_.get());
       sqe = io_uring_get_sqe(ring_.get());
-      if (sqe == nullptr) break;
+      if (sqe == nullptr) break;  // the next call tries again
     }
+    q->cancelled = true;
     io_uring_prep_cancel64(sqe, reinterpret_cast<uint64_t>(key), 0);
     io_uring_sqe_set_data64(sqe, kCancelData);
     ++in_flight_;

@@ -19,6 +19,8 @@
 // the limit given to expire_orphans(). The owner removes the socket from its epoll set before
 // destroying the transport: the socket may outlive it.
 //
+// Needs Linux 5.19 or later (IORING_ASYNC_CANCEL_ANY at the ring's end; Debian 12 ships 6.1).
+//
 // Ownership: the ring owns its io_uring and the sockets of closed connections; each transport
 // owns its socket. The ring must outlive its transports. Thread-safety: one thread (the loop's).
 #pragma once
@@ -56,8 +58,8 @@ class UringTransport final : public Transport {
   IoResult recv_some(std::span<char> buffer) override;
   void shutdown_write() override;
 
-  // Bytes queued or in flight, not yet written (for tests and the owner's limits).
-  size_t unsent() const;
+  // Bytes queued or in flight, not yet written (the owner's drain and limits count them).
+  size_t unsent() const override;
 
  private:
   friend class SendRing;
@@ -102,6 +104,9 @@ class SendRing {
 
   // Whether submit() has work: queued bytes not yet handed to the kernel.
   bool has_queued() const;
+  // Whether reap() has connections to name writable without a completion (a send(2) of
+  // submit() emptied a blocked queue): call reap() before waiting.
+  bool has_ready() const;
 
   // Sockets of closed connections still holding bytes (their peer has not read them yet).
   size_t orphans() const { return orphans_.size(); }
@@ -125,8 +130,9 @@ class SendRing {
   std::vector<SendQueue*> dirty_;  // queued bytes, no send in flight
   std::vector<SendQueue*> retry_;  // submit()'s scratch: those the kernel took no entry for
   std::unordered_map<SendQueue*, std::unique_ptr<SendQueue>> orphans_;
-  size_t in_flight_ = 0;         // sends and cancellations submitted, not yet completed
-  std::vector<uint64_t> ready_;  // tags for reap() to report writable
+  size_t in_flight_ = 0;          // sends and cancellations submitted, not yet completed
+  std::vector<uint64_t> ready_;   // tags for reap() to report writable
+  std::vector<uint64_t> notify_;  // reap()'s: those it reports now
 };
 
 }  // namespace knee::net

@@ -22,9 +22,11 @@ IoResult TcpTransport::send_some(std::string_view data) {
   }
 }
 
-IoResult TcpTransport::recv_some(std::span<char> buffer) {
+IoResult TcpTransport::recv_some(std::span<char> buffer) { return recv_plain(fd_.get(), buffer); }
+
+IoResult recv_plain(int fd, std::span<char> buffer) {
   while (true) {
-    const ssize_t n = ::recv(fd_.get(), buffer.data(), buffer.size(), 0);
+    const ssize_t n = ::recv(fd, buffer.data(), buffer.size(), 0);
     if (n > 0) return IoResult::done(static_cast<size_t>(n));
     if (n == 0) return IoResult::closed();
     if (errno == EINTR) continue;

@@ -11,7 +11,9 @@
 //                handshake waits for either
 //   kClosed      recv only: the peer closed its side (EOF), no bytes
 //   kError       the connection failed; `error` holds the errno (EPIPE, ECONNRESET, ...)
-// send_some never raises SIGPIPE (MSG_NOSIGNAL).
+// send_some never raises SIGPIPE (MSG_NOSIGNAL). A transport that queues writes (UringTransport,
+// net/send_ring.h) says kDone for bytes queued, not yet written, and kWouldBlock when its queue is
+// full; unsent() says how many bytes it still holds.
 //
 // Ownership: a TcpTransport owns its file descriptor and closes it when destroyed. The owner
 // registers fd() with its event loop. Thread-safety: one owner thread per transport.
@@ -74,6 +76,9 @@ class Transport {
   virtual bool buffered() const { return false; }
   // The TLS handshake's outcome once it is done; nullptr for plain TCP or before.
   virtual const TlsInfo* tls() const { return nullptr; }
+  // Bytes send_some() accepted that are not yet written to the socket, in bytes: 0 but for a
+  // transport that queues (UringTransport), whose owner counts them as still writing.
+  virtual size_t unsent() const { return 0; }
 };
 
 // Plain TCP over one socket.
@@ -89,6 +94,10 @@ class TcpTransport final : public Transport {
  private:
   Fd fd_;
 };
+
+// One recv(2) on socket `fd` (repeated on EINTR), as TcpTransport::recv_some says it: the read
+// of plain TCP, also UringTransport's (net/send_ring.h).
+IoResult recv_plain(int fd, std::span<char> buffer);
 
 // What a kError of `t` was, for an error cause: its error_text() when it has one (TLS), else
 // the errno's name ("ECONNRESET").

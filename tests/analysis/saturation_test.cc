@@ -401,12 +401,18 @@ TEST(UnreachableSince, ConnectsFailingFromTheLastAnswerToTheEndForASecondAndATen
   EXPECT_FALSE(unreachable_since(100, 95, 1000));
   EXPECT_EQ(unreachable_since(100, 85, 1000), 85.0);
   EXPECT_FALSE(unreachable_since(10, 2.1, 0));  // no connect failed: a server that went quiet
-  // Regression: a target that died in a level shorter than 1 s read "none". In a phase shorter
-  // than 4 s a quarter of it is enough.
+}
+
+// Regression (a new user's trial): a target that died in a level shorter than 1 s read "none". In
+// a phase under 4 s a quarter of it is enough; from 4 s the 1 s floor holds.
+TEST(UnreachableSince, InAPhaseUnderFourSecondsAQuarterOfItIsEnough) {
   EXPECT_EQ(unreachable_since(0.5, 0.2, 40), 0.2);
   EXPECT_FALSE(unreachable_since(0.5, 0.4, 5));  // 0.1 s of a 0.5 s phase: under a quarter
   EXPECT_EQ(unreachable_since(2, 1.4, 30), 1.4);
   EXPECT_FALSE(unreachable_since(2, 1.6, 30));
+  EXPECT_EQ(unreachable_since(3.9, 2.9, 30), 2.9);  // 1.0 s >= 0.975 s
+  EXPECT_FALSE(unreachable_since(4, 3.1, 30));      // 0.9 s < 1 s
+  EXPECT_EQ(unreachable_since(4, 3.0, 30), 3.0);
 }
 
 // ---- what knee saw itself: unreachable, client schedule, pool

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "lab/lab_server.h"
+#include "net/send_ring.h"
 
 namespace knee::lab {
 // gtest's name for a parameter in failure messages.
@@ -27,7 +28,13 @@ inline ServerOptions::Io& io_under_test() {
 
 class ServerIoTest : public ::testing::TestWithParam<ServerOptions::Io> {
  protected:
-  void SetUp() override { io_under_test() = GetParam(); }
+  void SetUp() override {
+    if (GetParam() == ServerOptions::Io::kUring) {
+      auto ring = net::SendRing::create();  // a kernel without io_uring, or one forbidding it
+      if (!ring) GTEST_SKIP() << "no io_uring here: " << ring.status().message();
+    }
+    io_under_test() = GetParam();
+  }
   void TearDown() override { io_under_test() = ServerOptions::Io::kEpoll; }
 };
 
