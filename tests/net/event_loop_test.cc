@@ -12,32 +12,26 @@
 #include <thread>
 #include <vector>
 
+#include "support/socket_pair.h"
+
 namespace knee::net {
 namespace {
 
-using namespace std::chrono_literals;
+using knee::testing::SocketPair;
 
-struct SocketPair {
-  Fd a, b;
-  SocketPair() {
-    int fds[2];
-    EXPECT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, fds), 0);
-    a.reset(fds[0]);
-    b.reset(fds[1]);
-  }
-};
+using namespace std::chrono_literals;
 
 TEST(EventLoop, ReturnsReadinessWithItsTag) {
   auto loop = EventLoop::create();
   ASSERT_TRUE(loop) << loop.status().message();
   SocketPair p;
   const EventTag tag{7, 3};
-  ASSERT_TRUE(loop->add(p.a.get(), EPOLLIN, tag.value()));
+  ASSERT_TRUE(loop->add(p.ours.get(), EPOLLIN, tag.value()));
   std::array<epoll_event, 4> events{};
   auto none = loop->wait(events, 0ns);
   ASSERT_TRUE(none);
   EXPECT_EQ(*none, 0) << "nothing to read yet";
-  ASSERT_EQ(::write(p.b.get(), "x", 1), 1);
+  ASSERT_EQ(::write(p.peer.get(), "x", 1), 1);
   auto one = loop->wait(events, 1s);
   ASSERT_TRUE(one);
   ASSERT_EQ(*one, 1);
@@ -49,9 +43,9 @@ TEST(EventLoop, ModifyAndRemoveChangeWhatIsReported) {
   auto loop = EventLoop::create();
   ASSERT_TRUE(loop);
   SocketPair p;
-  ASSERT_TRUE(loop->add(p.a.get(), EPOLLIN, 1));
+  ASSERT_TRUE(loop->add(p.ours.get(), EPOLLIN, 1));
   std::array<epoll_event, 4> events{};
-  ASSERT_TRUE(loop->modify(p.a.get(), EPOLLOUT, 2));
+  ASSERT_TRUE(loop->modify(p.ours.get(), EPOLLOUT, 2));
   auto writable = loop->wait(events, 1s);
   ASSERT_TRUE(writable);
   ASSERT_EQ(*writable, 1);
@@ -59,11 +53,11 @@ TEST(EventLoop, ModifyAndRemoveChangeWhatIsReported) {
   // member (clang's UBSan stops there).
   const uint64_t data = events[0].data.u64;
   EXPECT_EQ(data, 2u);
-  loop->remove(p.a.get());
+  loop->remove(p.ours.get());
   auto after = loop->wait(events, 0ns);
   ASSERT_TRUE(after);
   EXPECT_EQ(*after, 0);
-  EXPECT_FALSE(loop->modify(p.a.get(), EPOLLIN, 3)) << "a removed fd cannot be modified";
+  EXPECT_FALSE(loop->modify(p.ours.get(), EPOLLIN, 3)) << "a removed fd cannot be modified";
 }
 
 TEST(EventLoop, TimeoutReturnsNoEventsAndWakeEndsAWaitEarly) {

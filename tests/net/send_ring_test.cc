@@ -15,20 +15,14 @@
 #include <string>
 #include <vector>
 
+#include "support/socket_pair.h"
+
 namespace knee::net {
 namespace {
 
-using namespace std::chrono_literals;
+using knee::testing::SocketPair;
 
-struct SocketPair {
-  Fd ours, peer;
-  SocketPair() {
-    int fds[2];
-    EXPECT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, fds), 0);
-    ours.reset(fds[0]);
-    peer.reset(fds[1]);
-  }
-};
+using namespace std::chrono_literals;
 
 // The ring, or null after a failure; a kernel without io_uring (ENOSYS) or one forbidding it
 // (EPERM: kernel.io_uring_disabled, a seccomp filter) skips the test instead.
@@ -72,6 +66,17 @@ bool reap_until(
     ::poll(&p, 1, 10);
   }
   return false;
+}
+
+// What the peer reads until the end shows ("<EOF>" last), reaping meanwhile; what came within
+// 5 s otherwise.
+std::string read_until_closed(SendRing& ring, int fd) {
+  std::string got;
+  reap_until(ring, [&] {
+    got += read_available(fd);
+    return got.ends_with("<EOF>");
+  });
+  return got;
 }
 
 TEST(SendRing, BytesWaitForSubmitThenArriveForEveryConnection) {
@@ -170,12 +175,7 @@ TEST(SendRing, ShutdownWriteLetsQueuedBytesGoFirst) {
   t->shutdown_write();
   EXPECT_EQ(read_available(pairs[0].peer.get()), "") << "no FIN before the bytes";
   ASSERT_TRUE(ring->submit());
-  std::string got;
-  ASSERT_TRUE(reap_until(*ring, [&] {
-    got += read_available(pairs[0].peer.get());
-    return got.ends_with("<EOF>");
-  }));
-  EXPECT_EQ(got, "last response<EOF>");
+  EXPECT_EQ(read_until_closed(*ring, pairs[0].peer.get()), "last response<EOF>");
 }
 
 TEST(SendRing, AClosedConnectionsLastBytesAreWrittenThenItsSocketCloses) {
@@ -187,12 +187,9 @@ TEST(SendRing, AClosedConnectionsLastBytesAreWrittenThenItsSocketCloses) {
   t.reset();  // closed before the loop submitted
   EXPECT_EQ(ring->orphans(), 1u);
   ASSERT_TRUE(ring->submit());
-  std::string got;
-  ASSERT_TRUE(reap_until(*ring, [&] {
-    got += read_available(p.peer.get());
-    return got.ends_with("<EOF>") && ring->orphans() == 0;
-  }));
-  EXPECT_EQ(got, "HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n<EOF>");
+  EXPECT_EQ(read_until_closed(*ring, p.peer.get()),
+            "HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n<EOF>");
+  EXPECT_EQ(ring->orphans(), 0u);
 }
 
 TEST(SendRing, AClosedConnectionWithNothingLeftClosesAtOnce) {
