@@ -185,6 +185,7 @@ int LabServer::wait() {
     result_ = 0;
     for (size_t i = 0; i < threads_.size(); ++i) {
       if (clean_[i] == 0) result_ = 1;
+      if (failure_ && !workers_[i]->failure()) failure_ = workers_[i]->failure();
     }
     if (threads_.size() < workers_.size()) result_ = 1;
     service_.reset();  // the loops are gone; its threads finish what is queued and exit
@@ -207,7 +208,9 @@ Result<bool> serve_until_signalled(
   while (sigwait(&stop_signals, &signal_number) != 0) {
   }
   (*server)->request_stop();
-  return (*server)->wait() == 0;
+  const bool clean = (*server)->wait() == 0;
+  if (!(*server)->failure()) return (*server)->failure();  // a loop failed, not the drain
+  return clean;
 }
 
 }  // namespace knee::lab

@@ -161,6 +161,10 @@ class LabServer {
   // Later calls return the same value.
   int wait();
 
+  // After wait(): the first event loop's failure (epoll_pwait2, io_uring_enter; kIoError with the
+  // errno), ok when every loop ran until asked to stop.
+  const core::Status& failure() const { return failure_; }
+
  private:
   LabServer();
 
@@ -173,12 +177,13 @@ class LabServer {
   std::unique_ptr<ShipmentService> service_;
   bool joined_ = false;
   int result_ = 0;
+  core::Status failure_;
 };
 
 // `knee serve`: blocks SIGTERM and SIGINT (before any thread starts, so only this call receives
 // them), starts the server, calls `on_listening` with its address, serves until one of the
 // signals arrives, then drains. Returns true after a clean drain, false when requests in flight
-// were cut off. Errors: those of LabServer::start.
+// were cut off. Errors: those of LabServer::start, and an event loop's failure (failure()).
 core::Result<bool> serve_until_signalled(
     const ServerOptions& options,
     const std::function<void(const net::SocketAddress&)>& on_listening);

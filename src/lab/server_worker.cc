@@ -156,7 +156,8 @@ bool ServerWorker::run() {
   bool failed = false;
   while (true) {
     if (!draining_ && shared_.stop.load(std::memory_order_acquire)) begin_drain();
-    if (send_ring_ && !pass_sends()) {
+    if (send_ring_) failure_ = pass_sends();
+    if (!failure_) {
       failed = true;
       break;
     }
@@ -169,6 +170,7 @@ bool ServerWorker::run() {
       timeout = core::Nanos(0);
     auto ready = loop_.wait(events, timeout);
     if (!ready) {
+      failure_ = ready.status();
       failed = true;
       break;
     }
@@ -211,7 +213,7 @@ bool ServerWorker::writing(const Connection& c) {
   return c.out_sent < c.out.size() || (c.transport && c.transport->unsent() > 0);
 }
 
-bool ServerWorker::pass_sends() {
+core::Status ServerWorker::pass_sends() {
   // Driving a connection that may write again can queue more; so can a partial send's rest. A
   // few rounds settle it; what is left goes on the next iteration, which does not wait then.
   for (int round = 0; round < 4; ++round) {
@@ -221,10 +223,10 @@ bool ServerWorker::pass_sends() {
       Connection& c = *slots_[t.slot];
       if (c.generation == t.generation && c.state != ConnState::kFree) drive(c);
     });
-    if (!send_ring_->has_queued() && !send_ring_->has_ready()) return true;
-    if (!send_ring_->submit()) return false;
+    if (!send_ring_->has_queued() && !send_ring_->has_ready()) return Status::success();
+    if (Status submitted = send_ring_->submit(); !submitted) return submitted;
   }
-  return true;
+  return Status::success();
 }
 
 std::optional<core::TimePoint> ServerWorker::next_deadline() const {

@@ -81,6 +81,10 @@ class ServerWorker {
   // Makes run() notice shared.stop promptly. Safe from any thread.
   void wake() { loop_.wake(); }
 
+  // Why run() stopped serving before it was asked to (epoll_pwait2's or io_uring_enter's
+  // kIoError); ok otherwise. Read after run() returned.
+  const core::Status& failure() const { return failure_; }
+
  private:
   enum class Step : uint8_t { kNeedBytes, kProgress };
 
@@ -89,8 +93,8 @@ class ServerWorker {
 
   std::optional<core::TimePoint> next_deadline() const;
   // --io uring: takes the ring's completions (driving each connection that has room to write
-  // again), then hands what the loop queued to the kernel. False when io_uring_enter failed.
-  bool pass_sends();
+  // again), then hands what the loop queued to the kernel. Errors: io_uring_enter's kIoError.
+  core::Status pass_sends();
   // Whether c still has response bytes to write: in c.out, or queued in its transport.
   static bool writing(const Connection& c);
   void dispatch(const epoll_event& event);
@@ -172,6 +176,7 @@ class ServerWorker {
   // --io uring: writes every connection's responses (ServerOptions::Io); null with epoll. Before
   // slots_, so that it outlives the transports it made.
   std::unique_ptr<net::SendRing> send_ring_;
+  core::Status failure_;                          // failure()
   bool accepting_ = true;                         // listener registered with the loop
   std::optional<core::TimePoint> accept_resume_;  // after EMFILE and friends
   std::vector<std::unique_ptr<Connection>> slots_;

@@ -52,6 +52,7 @@ TEST_P(LabServerIo, BindsAnEphemeralPort) {
   server->request_stop();
   EXPECT_EQ(server->wait(), 0);
   EXPECT_EQ(server->wait(), 0);
+  EXPECT_TRUE(server->failure()) << "no loop failed: " << server->failure().message();
 }
 
 TEST(BuiltinUrl, IsTheTrackingEndpointWithOneNumberPerConnectionAndRequest) {
