@@ -294,13 +294,19 @@ ParseOutcome RequestParser::check_request_line(std::string_view line) {
     return fail(ParseOutcome::kBadRequest, "bad HTTP version");
   }
   if (version[5] != '1') return fail(ParseOutcome::kVersionNotSupported, "HTTP major version");
-  head_.method = method;
-  head_.target = target;
+  // Offsets, not views: the caller may move its buffer before the head completes (finish() makes
+  // the views from the buffer of that call).
+  method_at_ = head_start_;
+  method_size_ = method.size();
+  target_at_ = head_start_ + sp1 + 1;
+  target_size_ = target.size();
   head_.minor_version = version[7] == '0' ? 0 : 1;
   return ParseOutcome::kNeedMore;
 }
 
 ParseOutcome RequestParser::finish(std::string_view buf, size_t fields_end, size_t head_end) {
+  head_.method = buf.substr(method_at_, method_size_);
+  head_.target = buf.substr(target_at_, target_size_);
   const int minor = head_.minor_version;
   std::string_view fields = buf.substr(fields_start_, fields_end - fields_start_);
   bool have_length = false;

@@ -92,9 +92,10 @@ class RequestParser {
   }
 
   // Parses the request head at the front of `buffer`, which must begin with the same bytes as in
-  // earlier calls since the last reset() (it may only have grown). Returns kNeedMore until the
-  // head is complete, then kComplete (head() is valid) or an error outcome; once decided, further
-  // calls return the same outcome.
+  // earlier calls since the last reset() (it may only have grown, and may have moved: the lab
+  // server shifts unread bytes to the front of its buffer). Returns kNeedMore until the head is
+  // complete, then kComplete (head() is valid, its views into the `buffer` of the call that
+  // completed it) or an error outcome; once decided, further calls return the same outcome.
   ParseOutcome parse(std::string_view buffer);
 
   // The parsed head; valid after parse() returned kComplete.
@@ -122,6 +123,11 @@ class RequestParser {
   size_t request_line_end_ = kNone;  // end of the request line (before CR LF)
   size_t fields_start_ = 0;          // first byte after the request line's LF
   size_t line_start_ = 0;            // first byte of the line being scanned
+  // The method and target in the buffer, made views by finish() (regression: views kept from the
+  // call that saw the request line pointed at other bytes once the server moved its buffer, so
+  // a pipelined request whose head came in two reads was answered for another target).
+  size_t method_at_ = 0, method_size_ = 0;
+  size_t target_at_ = 0, target_size_ = 0;
   RequestHead head_;
   std::string_view error_;
 };

@@ -50,6 +50,10 @@ std::string_view reason_phrase(int status) {
       return "Not Found";
     case 405:
       return "Method Not Allowed";
+    case 408:
+      return "Request Timeout";  // RFC 9110 §15.5.9
+    case 409:
+      return "Conflict";
     case 413:
       return "Content Too Large";  // RFC 9110 §15.5.14
     case 414:

@@ -59,6 +59,8 @@ TEST(AppendResponse, MatchesAFixedResponseWithTheSameParts) {
 
 TEST(ReasonPhrase, NamesTheLabsStatuses) {
   EXPECT_EQ(reason_phrase(414), "URI Too Long");
+  // Regression (a new user's trial): the header timeout's answer read "408 Unknown".
+  EXPECT_EQ(reason_phrase(408), "Request Timeout");
   EXPECT_EQ(reason_phrase(431), "Request Header Fields Too Large");
   EXPECT_EQ(reason_phrase(299), "Unknown");
 }
