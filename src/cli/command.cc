@@ -15,7 +15,7 @@ std::string flag_of(const std::string& field) {
       {"connections", "-c/--connections"}, {"max_connections", "-c/--connections"},
       {"threads", "-t/--threads"}, {"duration", "-d/--duration"}, {"warmup", "-w/--warmup"},
       {"timeout", "--timeout"}, {"grace", "--grace"}, {"rate_rps", "-r/--rate"},
-      {"spin", "--spin"}, {"arrival", "--arrival"}, {"url", "URL"}, {"count", "-n/--count"}, {"requests", "-n/--requests"},
+      {"spin", "--spin"}, {"io", "--io"}, {"arrival", "--arrival"}, {"url", "URL"}, {"count", "-n/--count"}, {"requests", "-n/--requests"},
       {"n", "--n"}, {"x", "--x"}, {"r", "--r"}, {"lambda", "--lambda"}, {"from", "--from"},
       {"mu", "--mu"}, {"levels", "--levels"}, {"rates", "--rate"},
       {"start_rate", "--start-rate"}, {"max_rate", "--max-rate"}, {"precision", "--precision"},

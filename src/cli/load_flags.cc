@@ -131,6 +131,11 @@ void LoadFlags::add_protocol_flags(CLI::App& app) {
                  "HTTP/1.1: requests in flight per connection, answered in order; the closed "
                  "loop's N is connections x pipeline")
       ->capture_default_str();
+  app.add_option("--io", io,
+                 "How requests are written: epoll (a send per connection and loop pass) or "
+                 "uring (those of one loop pass in one io_uring system call; http:// only)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"epoll", "uring"}));
 }
 
 void LoadFlags::add_tls_flags(CLI::App& app) {

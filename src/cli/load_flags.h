@@ -25,7 +25,7 @@ struct LoadFlags : engine::LoadSpec {
   void add_to(CLI::App& app, bool url_required, bool with_connections);
   // Declares --cacert, -k/--insecure, --cert, --key, --tls, --no-tls-resume.
   void add_tls_flags(CLI::App& app);
-  // Declares --h2, --h2c, --streams and --pipeline.
+  // Declares --h2, --h2c, --streams, --pipeline and --io.
   void add_protocol_flags(CLI::App& app);
   // Declares --mix, --shipments and --zipf.
   void add_mix_flags(CLI::App& app);

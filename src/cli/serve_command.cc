@@ -128,7 +128,7 @@ class ServeCommand final : public Subcommand {
         return fail(core::Status::invalid_argument(
             "--io uring: plain TCP only (TLS writes through OpenSSL); drop --tls or --io"));
       }
-      options.io = lab::ServerOptions::Io::kUring;
+      options.io = net::IoPath::kUring;
     }
     if (tls_) {
       auto context = net::TlsContext::create_server({cert_, key_}, {"h2", "http/1.1"});

@@ -104,6 +104,10 @@ Status LoadOptions::validate() const {
     return Status::invalid_field(
         "url", fmt::format("{}: knee speaks http:// and https://", request.url.to_string()));
   }
+  if (io == net::IoPath::kUring && request.url.scheme == "https") {
+    return Status::invalid_field(
+        "io", "uring is for plain http:// (TLS writes through OpenSSL); leave --io at epoll");
+  }
   if (!stages.empty()) {
     const RateProfile profile(stages);
     if (!rate_rps || *rate_rps != profile.peak_rps()) {
@@ -307,6 +311,14 @@ Status check_h2c(const net::SocketAddress& address, core::Nanos timeout) {
 
 Result<core::RunResult> run_load(const LoadOptions& options, const RunControl& control) {
   if (Status s = options.validate(); !s) return s;
+  if (options.io == net::IoPath::kUring) {
+    // Asked once before any thread starts: a kernel without io_uring is one clear error, not a
+    // failure of every worker.
+    if (auto ring = net::SendRing::create(8); !ring) {
+      return ring.status().with_field("io").with_context(
+          "uring: this kernel has no io_uring or forbids it; leave --io at epoll");
+    }
+  }
   auto compiled = compile_requests(options);
   if (!compiled) return compiled.status();
   const WorkerRequests requests = std::move(compiled).value();
@@ -413,6 +425,7 @@ Result<core::RunResult> run_load(const LoadOptions& options, const RunControl& c
     cfg.spin = options.spin;
     if (budget) cfg.budget = &*budget;
     cfg.keepalive = options.keepalive;
+    cfg.io = options.io;
     if (control.on_progress) {
       lives.push_back(std::make_unique<WorkerLive>());
       cfg.live = lives.back().get();

@@ -32,6 +32,7 @@
 #include "engine/schedule.h"
 #include "engine/shipments.h"
 #include "http/request.h"
+#include "net/send_ring.h"
 #include "net/tls.h"
 
 namespace knee::engine {
@@ -100,6 +101,12 @@ struct LoadOptions {
   // requests in flight: that product is its N. Not with keepalive == false.
   int per_connection = 1;
   static constexpr int kMaxPerConnection = 1000;
+  // How requests are written (--io). kEpoll: a send(2) per connection and pass of the event
+  // loop. kUring: queued, and those of every connection written in one io_uring_enter before the
+  // loop waits (net/send_ring.h), which saves a system call per request; a request's send time
+  // is then when it was queued, at most one pass of the loop before the kernel takes it. Reads
+  // are recv(2) on epoll's readiness either way. Plain http only (TLS writes through OpenSSL).
+  net::IoPath io = net::IoPath::kEpoll;
   // -n: measured requests, >= 1, instead of a time (ab, hey, oha). Closed loop: the measured
   // phase ends once this many have been sent, across threads, and `duration` only bounds it.
   // Open loop: the measured phase lasts requests / rate_rps, so the schedule holds exactly this
@@ -138,8 +145,8 @@ struct LoadOptions {
   bool draws_shipments() const;
   // The first invalid field, or ok. Errors: kInvalidArgument with field() one of
   // "connections", "max_connections", "threads", "duration", "warmup", "timeout", "rate_rps",
-  // "spin", "url", "requests", "per_connection", "mix", "shipments", "zipf", "stages" (callers name
-  // it in their own words: a flag, a scenario key).
+  // "spin", "url", "requests", "per_connection", "io", "mix", "shipments", "zipf", "stages"
+  // (callers name it in their own words: a flag, a scenario key).
   core::Status validate() const;
 };
 
@@ -182,7 +189,8 @@ core::Result<LoadOptions> part_of(const LoadOptions& whole, int index, int count
 // https, a bad method, an unreadable CA bundle or client certificate), kUnavailable when the
 // target cannot be resolved, connected to or (https) shaken hands with before the run (the
 // message names the URL and the OS error or the TLS reason, e.g. "certificate verify failed:
-// hostname mismatch"), kIoError when the OS refuses epoll or threads.
+// hostname mismatch"), kIoError when the OS refuses epoll or threads, and kIoError naming field
+// "io" when io is kUring and this kernel has no io_uring or forbids it (ENOSYS, EPERM).
 // Failures during the run are counted in RunStats, never returned.
 core::Result<core::RunResult> run_load(const LoadOptions& options, const RunControl& control = {});
 

@@ -184,6 +184,11 @@ Result<LoadOptions> LoadSpec::to_options(bool with_url) const {
                                 rate, duration_s, 1 / rate, std::ceil(1 / rate)));
   }
   o.keepalive = !no_keepalive;
+  if (io == "uring") {
+    o.io = net::IoPath::kUring;
+  } else if (io != "epoll") {
+    return Status::invalid_field("io", fmt::format("'{}': give epoll or uring", io));
+  }
   if (requests_given) {
     if (requests < 1) {
       return Status::invalid_field("requests",

@@ -62,8 +62,9 @@ struct LoadSpec {
   // HTTP/2 (--h2 over TLS, --h2c cleartext) and requests in flight per connection.
   bool h2 = false;
   bool h2c = false;
-  int streams = 1;   // --streams: HTTP/2 streams per connection
-  int pipeline = 1;  // --pipeline: HTTP/1.1 requests in flight per connection
+  int streams = 1;           // --streams: HTTP/2 streams per connection
+  int pipeline = 1;          // --pipeline: HTTP/1.1 requests in flight per connection
+  std::string io = "epoll";  // --io: how requests are written, epoll or uring (LoadOptions::io)
   // A request mix (engine/mix.h) and {shipment}'s ids (engine/shipments.h).
   std::string mix;
   std::string stages;                // --stages (run): open loop at a changing rate

@@ -24,6 +24,11 @@ constexpr auto kConnectRetryDelay = std::chrono::milliseconds(10);
 constexpr auto kStalledConnect = std::chrono::milliseconds(100);
 // Longest gap between two iterations of the loop counted as busy-polling (--spin).
 constexpr int64_t kMaxSpinIterationNs = 50'000;
+// Epoll tag of the send ring (--io uring): its completions wait (above EventTag::kMaxSlot).
+constexpr uint64_t kSendRingTag = ~uint64_t{0} - 2;
+// --io uring: requests of a closed connection that its server has not read within this long are
+// given up (the ring keeps the socket open until then, as close(2) keeps a socket's buffer).
+constexpr core::Nanos kOrphanTimeout = std::chrono::seconds(1);
 // The shortest CPU window that counts towards RunStats::max_thread_cpu_demand_1s: the first and
 // last windows of the phase may be shorter than its 1 s intervals.
 constexpr int64_t kMinCpuWindowNs = 500'000'000;
@@ -68,6 +73,16 @@ Status LoadWorker::run(StartGate& gate) {
   }
   net::EventLoop loop = std::move(created).value();
   loop_ = &loop;
+  if (config_.io == net::IoPath::kUring && config_.tls == nullptr) {
+    auto ring = net::SendRing::create();
+    Status added = ring ? loop.add(ring.value()->fd(), EPOLLIN, kSendRingTag) : ring.status();
+    if (!added) {
+      gate.arrive();
+      loop_ = nullptr;
+      return added;
+    }
+    send_ring_ = std::move(ring).value();
+  }
   // Wake-ups on time matter more than the kernel's default 50 us of timer coalescing.
   prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
   if (config_.interval.count() > 0) interval_hist_.emplace(core::Histogram::for_latency());
@@ -133,6 +148,7 @@ Status LoadWorker::run(StartGate& gate) {
     if (now >= next_tick) {
       check_timeouts(now);
       flush_notices();
+      if (send_ring_) send_ring_->expire_orphans(now, kOrphanTimeout);
       next_tick = now + tick;
     }
     // Interval boundaries inside the measured phase; the last interval stays open to the end.
@@ -190,14 +206,22 @@ Status LoadWorker::run(StartGate& gate) {
         sleeping_to_send = true;
       }
     }
-    auto n = loop.wait(events, spinning ? core::Nanos(0) : clock.blocking_time(deadline));
+    // --io uring: what this pass queued goes to the kernel before the wait; what it could not
+    // take yet (a partial send's rest, a connection that has room again) makes the wait a poll.
+    bool sends_pending = false;
+    if (send_ring_) {
+      if (status = pass_sends(); !status) break;
+      sends_pending = send_ring_->has_queued() || send_ring_->has_ready();
+    }
+    auto n = loop.wait(events,
+                       spinning || sends_pending ? core::Nanos(0) : clock.blocking_time(deadline));
     if (!n) {
       status = n.status();
       break;
     }
     if (spinning && *n == 0) {
       spin_since = now;  // an empty poll: the time until the next iteration was spent waiting
-    } else if (*n == 0) {
+    } else if (*n == 0 && !sends_pending) {
       const TimePoint woke = clock.now();
       if (woke >= deadline) stats_.loop_lag_ns.record(core::elapsed_ns(deadline, woke));
       // Only sleeps towards a send: other deadlines (timeout ticks, intervals) sleep longer, and
@@ -226,8 +250,30 @@ Status LoadWorker::run(StartGate& gate) {
       core::thread_cpu_shares(cpu_start, cpu_end, stats_.client_wall_ns);
   stats_.max_thread_cpu_share = shares.share;
   stats_.max_thread_cpu_demand = shares.demand;
+  if (send_ring_) {
+    (void)send_ring_->submit();  // what was queued goes; the ring's end cancels what is left
+    send_ring_.reset();
+  }
   loop_ = nullptr;
   return status;
+}
+
+Status LoadWorker::pass_sends() {
+  // Writing on a connection that has room again can queue more, and so can a partial send's
+  // rest; a few rounds settle it, and what is left makes the loop's wait a poll.
+  for (int round = 0; round < 4; ++round) {
+    send_ring_->reap([this](uint64_t writable) {
+      const net::EventTag t = net::EventTag::of(writable);
+      if (t.slot >= conns_.size()) return;
+      const Connection& c = conns_[t.slot];
+      if (c.generation != t.generation) return;
+      if (c.state == ConnState::kOpen || c.state == ConnState::kDraining) flush(t.slot);
+    });
+    flush_notices();  // lanes a failed write freed
+    if (!send_ring_->has_queued() && !send_ring_->has_ready()) return Status::success();
+    if (Status submitted = send_ring_->submit(); !submitted) return submitted;
+  }
+  return Status::success();
 }
 
 void LoadWorker::notify(uint32_t l) {
@@ -322,6 +368,8 @@ void LoadWorker::connect(uint32_t ci, TimePoint now) {
       return;
     }
     c.transport = std::move(tls).value();
+  } else if (send_ring_) {
+    c.transport = send_ring_->adopt(std::move(fd).value(), tag(ci));
   } else {
     c.transport = std::make_unique<net::TcpTransport>(std::move(fd).value());
   }
@@ -333,6 +381,7 @@ void LoadWorker::connect(uint32_t ci, TimePoint now) {
 }
 
 void LoadWorker::on_event(uint64_t event_tag, uint32_t events) {
+  if (event_tag == kSendRingTag) return;  // completions: taken by pass_sends() before the wait
   const net::EventTag t = net::EventTag::of(event_tag);
   if (t.slot >= conns_.size()) return;
   Connection& c = conns_[t.slot];
@@ -566,7 +615,8 @@ void LoadWorker::flush(uint32_t ci) {
       continue;
     }
     if (r.status == net::IoStatus::kWouldBlock) {
-      if (!c.write_armed) {
+      // --io uring: the ring's queue is full; pass_sends() writes on once it has room.
+      if (!c.write_armed && !send_ring_) {
         loop_->modify(c.transport->fd(), interest(EPOLLIN | EPOLLOUT), tag(ci));
         c.write_armed = true;
       }
@@ -1004,7 +1054,10 @@ void LoadWorker::close_connection(uint32_t ci) {
   }
   c.tcp_base.reset();
   c.h2.reset();
-  c.transport.reset();  // closing the socket removes it from epoll
+  // Closing the socket removes it from epoll (never dup'ed); the send ring may keep it open
+  // until its last requests are written, so it leaves the epoll set first.
+  if (c.transport && send_ring_) loop_->remove(c.transport->fd());
+  c.transport.reset();
   c.state = ConnState::kFree;
   c.write_armed = false;
   c.busy = 0;

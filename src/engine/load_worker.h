@@ -7,8 +7,9 @@
 // connection l / per_connection and the run's concurrency is connections x per_connection. A
 // connection is free -> connecting -> open ... -> closed; its lanes wait while it connects, are
 // idle or busy while it is open, and are all freed when it closes. Bytes move through
-// net::Transport; requests and responses are framed by knee's HTTP/1.1 parser (responses
-// matched to requests in order) or by an http::H2Client (streams).
+// net::Transport (with --io uring a net::SendRing's, whose queued writes go to the kernel
+// together before the loop waits: pass_sends()); requests and responses are framed by knee's
+// HTTP/1.1 parser (responses matched to requests in order) or by an http::H2Client (streams).
 //
 // The worker asks the feeder what to send (closed loop: the next request at once; open loop:
 // the schedule's) and tells it when a lane becomes idle or free, always from the event loop,
@@ -47,6 +48,7 @@
 #include "http/request.h"
 #include "http/response_parser.h"
 #include "net/event_loop.h"
+#include "net/send_ring.h"
 #include "net/socket.h"
 #include "net/tls.h"
 #include "net/transport.h"
@@ -143,6 +145,8 @@ struct WorkerConfig {
   RequestBudget* budget = nullptr;
   // false: a new connection per request; closed-loop latency from the connect's start.
   bool keepalive = true;
+  // How requests are written (LoadOptions::io); kUring is used only without `tls`.
+  net::IoPath io = net::IoPath::kEpoll;
 };
 
 class LoadWorker final : public ConnectionPool, private http::H2Client::Listener {
@@ -152,10 +156,11 @@ class LoadWorker final : public ConnectionPool, private http::H2Client::Listener
   LoadWorker(const LoadWorker&) = delete;  // its feeder and counters refer to its phases
   LoadWorker& operator=(const LoadWorker&) = delete;
 
-  // Makes its event loop, arrives at the gate (also when that fails) and waits there; once the
-  // gate opens, drives the connections through the phases given to set_phases() until the run
-  // ends. Errors: kIoError if the event loop cannot be created or waited on, or if the run was
-  // called off at the gate; everything on the wire is counted in stats() instead.
+  // Makes its event loop (and with --io uring its send ring), arrives at the gate (also when that
+  // fails) and waits there; once the gate opens, drives the connections through the phases given
+  // to set_phases() until the run ends. Errors: kIoError if the event loop or the ring cannot be
+  // created or waited on, or if the run was called off at the gate; everything on the wire is
+  // counted in stats() instead.
   core::Status run(StartGate& gate);
   // The phases the run stamped once every worker was ready; call from the run's thread before it
   // opens the gate.
@@ -255,6 +260,10 @@ class LoadWorker final : public ConnectionPool, private http::H2Client::Listener
   void became_ready(uint32_t conn);
   void queue_bytes(Connection& c, std::string_view bytes, bool measured);
   void flush(uint32_t conn);
+  // --io uring, before the loop waits: takes the ring's completions (writing on the connections
+  // that have room again) and hands what was queued to the kernel. Errors: kIoError from
+  // io_uring_enter.
+  core::Status pass_sends();
   // Requests were queued on `conn`: it is written once the feeder's sends of this pass are in.
   void write_later(uint32_t conn);
   // Reads what the socket holds and feeds it to the parser; until_closed: also past a short
@@ -311,6 +320,9 @@ class LoadWorker final : public ConnectionPool, private http::H2Client::Listener
   std::optional<WeightedRoundRobin> picker_;       // a mix's endpoint for each send
   std::optional<ShipmentPicker> shipment_picker_;  // {shipment}'s ids
   net::EventLoop* loop_ = nullptr;
+  // --io uring: writes every connection's requests; null with epoll. Declared before conns_: it
+  // must outlive their transports.
+  std::unique_ptr<net::SendRing> send_ring_;
   std::vector<Connection> conns_;
   std::vector<Lane> lanes_;
   std::vector<uint32_t> notices_;

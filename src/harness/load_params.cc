@@ -36,6 +36,7 @@ report::LoadParams load_params(const engine::LoadOptions& o, const std::string& 
   if (!o.keepalive) p.new_connection_per_request = true;
   if (o.h2) p.protocol = o.request.url.scheme == "https" ? "h2" : "h2c";
   if (o.per_connection > 1) p.per_connection = o.per_connection;
+  if (o.io != net::IoPath::kEpoll) p.io = std::string(net::io_path_name(o.io));
   if (!o.mix.empty()) {
     std::string text;
     for (const engine::MixEndpoint& e : o.mix) {

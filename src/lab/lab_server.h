@@ -62,6 +62,7 @@
 #include "core/status.h"
 #include "http/request_parser.h"
 #include "lab/shipment_service.h"
+#include "net/send_ring.h"
 #include "net/socket.h"
 #include "net/tls.h"
 
@@ -122,8 +123,7 @@ struct ServerOptions {
   // all those of one loop iteration written in one io_uring_enter (net/send_ring.h), which saves
   // a system call per response. Reads and readiness are epoll's either way. Plain TCP only: with
   // `tls` set the TLS transport writes, as with kEpoll.
-  enum class Io : uint8_t { kEpoll, kUring };
-  Io io = Io::kEpoll;
+  net::IoPath io = net::IoPath::kEpoll;
 };
 
 // File descriptors kept for the server's own use (listeners, epoll, the store, logs) when

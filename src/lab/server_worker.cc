@@ -83,7 +83,7 @@ Result<std::unique_ptr<ServerWorker>> ServerWorker::create(const ServerShared& s
   Status added = loop->add(listener.get(), EPOLLIN, kListenerTag);
   if (!added) return added;
   std::unique_ptr<net::SendRing> send_ring;
-  if (shared.options.io == ServerOptions::Io::kUring && !shared.options.tls) {
+  if (shared.options.io == net::IoPath::kUring && !shared.options.tls) {
     auto ring = net::SendRing::create();
     if (!ring) return ring.status().with_field("io");
     send_ring = std::move(ring).value();

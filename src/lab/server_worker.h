@@ -66,7 +66,7 @@ class ServerWorker {
  public:
   // Creates the worker's event loop and registers `listener` (which it then owns). `index`
   // selects its counters in `shared`. Errors: kIoError from epoll.
-  // With ServerOptions::Io::kUring (and no TLS) also its io_uring: kIoError from
+  // With net::IoPath::kUring (and no TLS) also its io_uring: kIoError from
   // io_uring_setup, field "io", when the kernel has none or forbids it (ENOSYS, EPERM).
   static core::Result<std::unique_ptr<ServerWorker>> create(const ServerShared& shared, int index,
                                                             net::Fd listener);
@@ -173,7 +173,7 @@ class ServerWorker {
   ReplyQueue replies_;                   // from the shipment service's store threads
   std::vector<StoreReply> reply_batch_;  // scratch for take_replies()
   net::Fd listener_;
-  // --io uring: writes every connection's responses (ServerOptions::Io); null with epoll. Before
+  // --io uring: writes every connection's responses (ServerOptions::io); null with epoll. Before
   // slots_, so that it outlives the transports it made.
   std::unique_ptr<net::SendRing> send_ring_;
   core::Status failure_;                          // failure()

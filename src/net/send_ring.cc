@@ -36,6 +36,8 @@ namespace {
 constexpr uint64_t kCancelData = 0;
 }  // namespace
 
+std::string_view io_path_name(IoPath io) { return io == IoPath::kUring ? "uring" : "epoll"; }
+
 UringTransport::UringTransport(SendRing& ring, std::unique_ptr<SendQueue> queue)
     : ring_(ring), queue_(std::move(queue)) {}
 
@@ -44,6 +46,11 @@ UringTransport::~UringTransport() { ring_.orphan(std::move(queue_)); }
 int UringTransport::fd() const { return queue_->socket.get(); }
 
 size_t UringTransport::unsent() const { return queue_->unsent(); }
+
+IoResult UringTransport::finish_connect() {
+  const int err = connect_error(queue_->socket.get());
+  return err == 0 ? IoResult::done(0) : IoResult::failed(err);
+}
 
 IoResult UringTransport::send_some(std::string_view data) {
   SendQueue& q = *queue_;

@@ -4,14 +4,15 @@
 // took a sendto(2) of its own now waits in user space until the loop's next submit(), which passes
 // every waiting response of that iteration to the kernel at once. With page-table isolation a
 // system call's entry and exit cost about a microsecond (the ladder's syscall rung), so this is
-// the lab server's `--io uring`.
+// `--io uring` of the lab server (its responses) and of the load worker (its requests).
 //
 // How a connection uses it: SendRing::adopt() wraps a connected socket in a UringTransport. Its
 // send_some() copies the bytes into the connection's queue and returns kDone at once, until
 // kMaxQueuedBytes wait unsent; then kWouldBlock (wants_write), and reap() names the connection's
-// tag when room came back (the EPOLLOUT of this path). A send error (EPIPE, ECONNRESET) is
-// returned by the next send_some(); recv_some() is a plain recv(2). shutdown_write() waits for
-// the queued bytes to go first.
+// tag when room came back (the EPOLLOUT of this path). finish_connect() reads a non-blocking
+// connect's outcome (SO_ERROR) as TcpTransport's does; nothing is queued before it. A send error
+// (EPIPE, ECONNRESET) is returned by the next send_some(); recv_some() is a plain recv(2).
+// shutdown_write() waits for the queued bytes to go first.
 //
 // A closed connection: destroying its transport while bytes still wait or are in flight leaves
 // them to the ring, which keeps the socket open until they are written (as close(2) would leave
@@ -30,6 +31,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -42,6 +44,13 @@ struct io_uring;
 
 namespace knee::net {
 
+// How the writes of an owner that offers both paths reach the kernel (`--io` of knee serve and
+// knee run): kEpoll, a send(2) per write, EPOLLOUT when the socket is full; kUring, queued and
+// handed over together through a SendRing.
+enum class IoPath : uint8_t { kEpoll, kUring };
+// "epoll" or "uring", as --io takes it.
+std::string_view io_path_name(IoPath io);
+
 class SendRing;
 struct SendQueue;
 
@@ -53,7 +62,7 @@ class UringTransport final : public Transport {
   UringTransport& operator=(const UringTransport&) = delete;
 
   int fd() const override;
-  IoResult finish_connect() override { return IoResult::done(0); }  // accepted: nothing to finish
+  IoResult finish_connect() override;
   IoResult send_some(std::string_view data) override;
   IoResult recv_some(std::span<char> buffer) override;
   void shutdown_write() override;

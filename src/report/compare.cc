@@ -84,6 +84,7 @@ CompareSide side_of(const std::string& label, const std::string& kind, const std
   side.protocol = protocol_name(params, nullptr);
   side.stages = params.stages.value_or("");
   side.mix = params.mix.value_or("");
+  side.io = params.io.value_or("epoll");
   return side;
 }
 
@@ -135,6 +136,13 @@ std::vector<std::string> condition_notes(const CompareSide& a, const CompareSide
     notes.push_back(
         fmt::format("a used {} and b {}: the protocols' own costs are in the difference",
                     a.protocol, b.protocol));
+  }
+  if (!external && a.io != b.io) {
+    notes.push_back(fmt::format(
+        "a wrote its requests through {} and b through {} (--io): the client's CPU per request "
+        "differs; where either file names the load generator as the saturated resource, so may "
+        "the figures",
+        a.io, b.io));
   }
   if (!external && a.threads != b.threads) {
     notes.push_back(fmt::format(

@@ -52,6 +52,7 @@ struct CompareSide {
   std::string unit;                  // an external sweep's throughput unit; "" for req/s
   std::string stages;                // a run's --stages as given; "" for a constant rate
   std::string mix;                   // --mix as recorded (params.mix); "" for one request
+  std::string io;                    // how requests were written: "epoll" or "uring" (--io)
 };
 
 // The side of a comparison that a run or sweep document gives. Errors (kInvalidArgument, naming

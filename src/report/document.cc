@@ -422,6 +422,7 @@ void describe(Io& io, LoadParams& p) {
   io.omittable("new_connection_per_request", p.new_connection_per_request);
   io.omittable("tls", p.tls);
   io.omittable("protocol", p.protocol);
+  io.omittable("io", p.io);
   io.omittable("per_connection", p.per_connection);
   io.omittable("mix", p.mix);
   io.omittable("stages", p.stages);

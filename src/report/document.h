@@ -410,6 +410,9 @@ struct LoadParams {
   std::optional<TlsParams> tls;  // https only
   // "h2" (HTTP/2 over TLS) or "h2c" (cleartext, prior knowledge); empty for HTTP/1.1.
   std::optional<std::string> protocol;
+  // --io uring: "uring" (requests written through io_uring, engine::LoadOptions::io); empty for
+  // epoll, the default (and in files written before 2026-12-07).
+  std::optional<std::string> io;
   // Requests in flight per connection when above 1: HTTP/2 streams or the HTTP/1.1 pipeline's
   // depth; the closed loop's concurrency is connections x this.
   std::optional<int> per_connection;

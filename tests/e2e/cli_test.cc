@@ -181,7 +181,44 @@ INSTANTIATE_TEST_SUITE_P(
         BadInput{{"run", "http://127.0.0.1:1/", "-n", "-5"}, "-n/--requests"},
         BadInput{{"run", "http://127.0.0.1:1/", "--json", "/tmp/knee-same.out", "--html",
                   "/tmp/knee-same.out"},
-                 "--json and --html"}));
+                 "--json and --html"},
+        BadInput{{"run", "https://127.0.0.1:1/", "--io", "uring"},
+                 "--io: uring is for plain http://"},
+        BadInput{{"sweep", "http://127.0.0.1:1/", "--levels", "1", "--io", "poll"}, "--io"}));
+
+// --io uring: the run and a sweep write their requests through the send ring, account for every
+// request, and say so in the text and the JSON; a saved run renders back to the same text.
+TEST(Cli, IoUringRunsAndSweepsSayHowTheyWroteTheirRequests) {
+  testing::ScriptedServer server(testing::ScriptedServer::always_ok());
+  const std::string saved = ::testing::TempDir() + "/knee_io_uring_run.json";
+  auto r = run_process({KNEE_BINARY, "run", server.url(), "-c", "3", "-n", "300", "-w", "0", "--io",
+                        "uring", "--json", saved});
+  if (r.exit_code == 1 && r.err.find("no io_uring") != std::string::npos) {
+    GTEST_SKIP() << r.err;  // a kernel without io_uring, or one forbidding it
+  }
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("  requests written through io_uring (--io uring)"), std::string::npos)
+      << r.out;
+  std::ifstream in(saved);
+  const auto j = nlohmann::json::parse(in);
+  EXPECT_EQ(j["params"]["io"], "uring");
+  EXPECT_EQ(j["sent"], 300);
+  EXPECT_EQ(j["requests"], 300);
+  auto back = run_process({KNEE_BINARY, "report", saved});
+  ASSERT_EQ(back.exit_code, 0) << back.err;
+  EXPECT_EQ(back.out, r.out.substr(0, back.out.size())) << back.out;
+  auto s = run_process({KNEE_BINARY, "sweep", server.url(), "--levels", "1,2", "-n", "100", "-w",
+                        "0", "--io", "uring", "--json", "-"});
+  ASSERT_EQ(s.exit_code, 0) << s.err;
+  auto sj = nlohmann::json::parse(s.out);
+  EXPECT_EQ(sj["params"]["io"], "uring");
+  for (const auto& level : sj["levels"]) EXPECT_EQ(level["sent"], 100);
+  // Without --io the field is left out: files of the default path are as before.
+  auto e = run_process(
+      {KNEE_BINARY, "run", server.url(), "-c", "1", "-n", "10", "-w", "0", "--json", "-"});
+  ASSERT_EQ(e.exit_code, 0) << e.err;
+  EXPECT_FALSE(nlohmann::json::parse(e.out)["params"].contains("io"));
+}
 
 // -n (issue 12, point 5): a count instead of a duration, for a run and for each sweep level.
 TEST(Cli, RequestsCountReplacesTheDurationInRunAndSweep) {

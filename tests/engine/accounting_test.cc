@@ -4,6 +4,7 @@
 // recorded. The invariants, for both phases:
 //   open loop:  scheduled == sent + never_sent
 //   both loops: sent == completed + request_failures + aborted
+// Every test runs with both ways of writing requests (net::IoPath): /epoll and /uring.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -14,6 +15,7 @@
 
 #include "engine/load.h"
 #include "http/url.h"
+#include "support/io_param.h"
 #include "support/scripted_server.h"
 
 namespace knee::engine {
@@ -33,8 +35,13 @@ LoadOptions options_for(const std::string& url, int connections, core::Nanos war
   o.warmup = warmup;
   o.timeout = 200ms;
   o.grace = 300ms;
+  o.io = knee::testing::io_under_test();
   return o;
 }
+
+// Each test runs with requests written by send(2) (/epoll) and through the send ring (/uring).
+class Accounting : public knee::testing::IoPathTest {};
+KNEE_INSTANTIATE_IO(Accounting);
 
 // Both invariants for both phases; `where` names the case in a failure.
 void expect_accounted(const core::RunResult& r, const std::string& where) {
@@ -56,7 +63,7 @@ void expect_accounted(const core::RunResult& r, const std::string& where) {
 
 // Regression: the two requests sent during warm-up to a server that never answers were dropped
 // from every figure ("0 completed, 0 failed, errors none") and the run took the 10 s timeout.
-TEST(Accounting, WarmUpRequestsStillInFlightAreCarriedOverAndCounted) {
+TEST_P(Accounting, WarmUpRequestsStillInFlightAreCarriedOverAndCounted) {
   ScriptedServer server([](int, int, const std::string&) { return Action::hang(); });
   LoadOptions o = options_for(server.url("/"), 2, 300ms, 300ms);
   o.timeout = 10s;
@@ -76,7 +83,7 @@ TEST(Accounting, WarmUpRequestsStillInFlightAreCarriedOverAndCounted) {
 
 // Regression: a server that closes every connection without answering had its warm-up
 // requests mentioned nowhere.
-TEST(Accounting, WarmUpFailuresAreCountedByKind) {
+TEST_P(Accounting, WarmUpFailuresAreCountedByKind) {
   ScriptedServer server([](int, int, const std::string&) { return Action::close(); });
   auto r = run_load(options_for(server.url("/"), 2, 200ms, 200ms));
   ASSERT_TRUE(r) << r.status().message();
@@ -88,7 +95,7 @@ TEST(Accounting, WarmUpFailuresAreCountedByKind) {
 }
 
 // Regression: with -w 0, 1-4 requests were still classified as warm-up.
-TEST(Accounting, NoWarmUpMeansNoWarmUpRequest) {
+TEST_P(Accounting, NoWarmUpMeansNoWarmUpRequest) {
   ScriptedServer server(
       [](int, int, const std::string&) { return Action::respond(testing::ok_response()); });
   for (bool open : {false, true}) {
@@ -106,7 +113,7 @@ TEST(Accounting, NoWarmUpMeansNoWarmUpRequest) {
 
 // Regression: at a rate the client cannot reach, the throughput counted warm-up responses
 // ("rate 0.0 req/s achieved" next to "throughput 244578 req/s").
-TEST(Accounting, OpenLoopThroughputCountsMeasuredRequestsOnly) {
+TEST_P(Accounting, OpenLoopThroughputCountsMeasuredRequestsOnly) {
   ScriptedServer server(
       [](int, int, const std::string&) { return Action::respond(testing::ok_response()); });
   LoadOptions o = options_for(server.url("/"), 2, 200ms, 200ms);
@@ -155,7 +162,7 @@ Action random_action(uint64_t seed, int conn, int request) {
   }
 }
 
-TEST(Accounting, EveryRequestEndsInExactlyOneCountUnderRandomServerBehaviour) {
+TEST_P(Accounting, EveryRequestEndsInExactlyOneCountUnderRandomServerBehaviour) {
   for (uint64_t seed = 1; seed <= 4; ++seed) {
     ScriptedServer server([seed](int conn, int request, const std::string&) {
       return random_action(seed, conn, request);
@@ -181,7 +188,7 @@ TEST(Accounting, EveryRequestEndsInExactlyOneCountUnderRandomServerBehaviour) {
 
 // ---- error kinds
 
-TEST(Accounting, ACloseMidHeadersAndOneMidBodyAreDifferentKinds) {
+TEST_P(Accounting, ACloseMidHeadersAndOneMidBodyAreDifferentKinds) {
   ScriptedServer headers([](int, int, const std::string&) {
     return Action::respond("HTTP/1.1 200 OK\r\nContent-Le", 0ms, true);
   });
@@ -212,7 +219,7 @@ struct BytesCase {
 
 // Bytes received and their body part are exact for every framing: received = the response's
 // bytes, body = the payload, once per completed request.
-TEST(Accounting, BytesAreExactForEveryFraming) {
+TEST_P(Accounting, BytesAreExactForEveryFraming) {
   const std::string mib(1 << 20, 'x');
   const std::string sixteen_mib(16 << 20, 'y');
   const BytesCase cases[] = {
@@ -255,7 +262,7 @@ TEST(Accounting, BytesAreExactForEveryFraming) {
 // Regression (a new user's trial): bytes after a complete response (a body longer than its
 // Content-Length) closed the connection without a word; they are counted, with the connections
 // closed for them, and are part of the bytes received.
-TEST(Accounting, BytesNoRequestAskedForAreCountedWithTheConnectionsClosedForThem) {
+TEST_P(Accounting, BytesNoRequestAskedForAreCountedWithTheConnectionsClosedForThem) {
   const std::string response = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok!!";
   ScriptedServer server(
       [&response](int, int, const std::string&) { return Action::respond(response); });
@@ -274,7 +281,7 @@ TEST(Accounting, BytesNoRequestAskedForAreCountedWithTheConnectionsClosedForThem
 
 // Regression: the bytes after the one that broke HTTP/1.1 framing were left out of the bytes
 // received.
-TEST(Accounting, ABrokenResponseCountsEveryByteReceived) {
+TEST_P(Accounting, ABrokenResponseCountsEveryByteReceived) {
   const std::string response = "HTTP/1.1 200 OK\r\nContent-Length: abc\r\n\r\nhello";
   ScriptedServer server(
       [&response](int, int, const std::string&) { return Action::respond(response); });
@@ -291,7 +298,7 @@ TEST(Accounting, ABrokenResponseCountsEveryByteReceived) {
 // A server that writes its headers and its body in two calls with Nagle on: the body waits for
 // the client's delayed ACK of the headers (44 ms a request on loopback, which wrk reports
 // without a word). knee measures it as clients see it and counts the split responses.
-TEST(Accounting, ResponsesSplitByNagleAndDelayedAckAreCounted) {
+TEST_P(Accounting, ResponsesSplitByNagleAndDelayedAckAreCounted) {
   const std::string response = testing::ok_response("hello");
   const size_t headers = response.size() - 5;
   ScriptedServer split(
@@ -322,7 +329,7 @@ TEST(Accounting, ResponsesSplitByNagleAndDelayedAckAreCounted) {
 // Regression: a target that stopped answering mid-run was reported as a client that could not
 // keep its schedule. The run records the target's last sign of life and the connects refused
 // after it.
-TEST(Accounting, ATargetThatGoesAwayLeavesItsLastAnswerAndTheRefusedConnects) {
+TEST_P(Accounting, ATargetThatGoesAwayLeavesItsLastAnswerAndTheRefusedConnects) {
   for (bool open : {false, true}) {
     ScriptedServer server([](int, int, const std::string&) {
       return Action::respond(testing::ok_response(), 0ms, /*close_after=*/true);

@@ -1,12 +1,14 @@
 // HTTP/1.1 pipelining in the load engine (issue 12, points 4 and 8): K requests in flight per
 // connection, answered in order, so the closed loop's N is connections x K; a server that closes
-// after its 3rd response leaves the requests behind it counted as failed, none lost.
+// after its 3rd response leaves the requests behind it counted as failed, none lost. Each test
+// runs with both ways of writing requests (net::IoPath): /epoll and /uring.
 #include <gtest/gtest.h>
 
 #include <chrono>
 
 #include "engine/load.h"
 #include "http/url.h"
+#include "support/io_param.h"
 #include "support/scripted_server.h"
 
 namespace knee::engine {
@@ -26,10 +28,15 @@ LoadOptions pipelined(const std::string& url, int connections, int depth) {
   o.duration = 500ms;
   o.warmup = 0ms;
   o.timeout = 2s;
+  o.io = knee::testing::io_under_test();
   return o;
 }
 
-TEST(Pipeline, KRequestsPerConnectionAreInFlightAndAnsweredInOrder) {
+// Each test runs with requests written by send(2) (/epoll) and through the send ring (/uring).
+class Pipeline : public knee::testing::IoPathTest {};
+KNEE_INSTANTIATE_IO(Pipeline);
+
+TEST_P(Pipeline, KRequestsPerConnectionAreInFlightAndAnsweredInOrder) {
   // The server answers one request at a time per connection, 10 ms each: with 5 pipelined the
   // 5th waits for the 4 before it.
   ScriptedServer server(
@@ -47,7 +54,7 @@ TEST(Pipeline, KRequestsPerConnectionAreInFlightAndAnsweredInOrder) {
   EXPECT_EQ(s.sent, s.completed + core::request_failures(s.errors) + s.aborted);
 }
 
-TEST(Pipeline, AServerClosingAfterItsThirdResponseLeavesTheRestFailedNotLost) {
+TEST_P(Pipeline, AServerClosingAfterItsThirdResponseLeavesTheRestFailedNotLost) {
   ScriptedServer server([](int, int request, const std::string&) {
     return Action::respond(ok_response(), 1ms, /*close_after=*/request == 2);
   });
@@ -68,7 +75,7 @@ TEST(Pipeline, AServerClosingAfterItsThirdResponseLeavesTheRestFailedNotLost) {
   EXPECT_GE(s.reconnects, s.ok() / 3 - 1);
 }
 
-TEST(Pipeline, NeedsConnectionsThatStayOpen) {
+TEST_P(Pipeline, NeedsConnectionsThatStayOpen) {
   LoadOptions o = pipelined("http://127.0.0.1:1/", 1, 4);
   o.keepalive = false;
   const core::Status s = o.validate();

@@ -19,9 +19,9 @@
 #include <vector>
 
 #include "core/clock.h"
-#include "io_param.h"
 #include "lab/server_process.h"
 #include "support/blocking_client.h"
+#include "support/io_param.h"
 
 namespace knee::lab {
 namespace {
@@ -34,15 +34,15 @@ using knee::testing::Response;
 std::unique_ptr<LabServer> start_server(ServerOptions options = {}) {
   options.host = "127.0.0.1";
   options.port = 0;
-  options.io = io_test::io_under_test();
+  options.io = knee::testing::io_under_test();
   auto server = LabServer::start(options);
   EXPECT_TRUE(server.has_value()) << server.status().message();
   return server ? std::move(server).value() : nullptr;
 }
 
 // Each of its tests runs with epoll's writes and with the send ring's (--io uring).
-class LabServerIo : public io_test::ServerIoTest {};
-KNEE_INSTANTIATE_SERVER_IO(LabServerIo);
+class LabServerIo : public knee::testing::IoPathTest {};
+KNEE_INSTANTIATE_IO(LabServerIo);
 
 TEST_P(LabServerIo, BindsAnEphemeralPort) {
   auto server = start_server();

@@ -13,9 +13,9 @@
 #include <vector>
 
 #include "core/clock.h"
-#include "io_param.h"
 #include "lab/lab_server.h"
 #include "support/blocking_client.h"
+#include "support/io_param.h"
 
 namespace knee::lab {
 namespace {
@@ -26,15 +26,15 @@ using knee::testing::Client;
 std::unique_ptr<LabServer> start_server(ServerOptions options) {
   options.host = "127.0.0.1";
   options.port = 0;
-  options.io = io_test::io_under_test();
+  options.io = knee::testing::io_under_test();
   auto server = LabServer::start(options);
   EXPECT_TRUE(server.has_value()) << server.status().message();
   return server ? std::move(server).value() : nullptr;
 }
 
 // Each of its tests runs with epoll's writes and with the send ring's (--io uring).
-class LabLimits : public io_test::ServerIoTest {};
-KNEE_INSTANTIATE_SERVER_IO(LabLimits);
+class LabLimits : public knee::testing::IoPathTest {};
+KNEE_INSTANTIATE_IO(LabLimits);
 
 // /health's body, from a connection of its own.
 std::string health(const LabServer& server) {

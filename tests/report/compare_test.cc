@@ -142,6 +142,16 @@ TEST(Compare, NotesEachConditionThatDiffersAndNoneWhenTheyMatch) {
             "/tracking=5': each row compares two workloads, not one before and after a change");
   b.target = "http://127.0.0.1:9090/";
   EXPECT_EQ(compare(a, b)->notes.size(), 2u) << "another server too";
+  // --io: the same load written another way moves the client's CPU, so a client-bound figure.
+  b = a;
+  b.label = "b.json";
+  a.io = "epoll";
+  b.io = "uring";
+  auto ios = compare(a, b);
+  ASSERT_TRUE(ios);
+  ASSERT_EQ(ios->notes.size(), 1u);
+  EXPECT_EQ(ios->notes[0].find("a wrote its requests through epoll and b through uring (--io)"), 0u)
+      << ios->notes[0];
 }
 
 TEST(CompareDocument, ReadsARunAsOneLevelWithItsRanges) {

@@ -87,6 +87,8 @@ TEST(Document, EveryKindCarriesSchemaVersionAndKindAndRoundTrips) {
   capacity.steps.push_back(CapacityStepFigures{3900, "confirm", true, {CapacityRepeatFigures{}}});
   UslDocument usl;
   usl.kneedle.error = "fewer than 3 points";
+  RunDocument uring = testing::golden_run_report();
+  uring.params.io = "uring";
   ScenariosDocument scenarios;
   scenarios.order = {"fast"};
   scenarios.scenarios.emplace("fast", testing::golden_run_report());
@@ -94,6 +96,7 @@ TEST(Document, EveryKindCarriesSchemaVersionAndKindAndRoundTrips) {
       {testing::golden_run_report(), "run"},
       {testing::golden_h2_run_report(), "run"},
       {testing::golden_mix_run_report(), "run"},
+      {uring, "run"},
       {testing::golden_sweep_report(), "sweep"},
       {scenarios, "scenarios"},
       {capacity, "capacity"},
@@ -134,6 +137,11 @@ TEST(Document, EveryKindCarriesSchemaVersionAndKindAndRoundTrips) {
     EXPECT_TRUE(*back == doc) << kind;
     EXPECT_FALSE(render_text(*back).empty()) << kind;
   }
+  EXPECT_EQ(to_json(uring)["params"]["io"], "uring");
+  EXPECT_NE(render_text(uring).find("  requests written through io_uring (--io uring), those of "
+                                    "each loop pass in one system call\n"),
+            std::string::npos);
+  EXPECT_FALSE(to_json(testing::golden_run_report())["params"].contains("io"));
 }
 
 // Regression (schema 2): open-loop levels wrote the pool's cap into `concurrency`.

@@ -169,23 +169,37 @@ void ScriptedServer::serve(int fd, int conn) {
       ::send(fd, data, size, MSG_NOSIGNAL);
     }
   };
+  auto read_more = [&] {
+    if ((ssl == nullptr || SSL_pending(ssl) == 0) && !wait_readable()) return false;
+    ssize_t n = 0;
+    if (ssl != nullptr) {
+      size_t got = 0;
+      n = SSL_read_ex(ssl, chunk, sizeof chunk, &got) == 1 ? static_cast<ssize_t>(got) : 0;
+    } else {
+      n = ::recv(fd, chunk, sizeof chunk, 0);
+    }
+    if (n <= 0) return false;
+    buf.append(chunk, static_cast<size_t>(n));
+    return true;
+  };
   while (!stopping_ && !gone_) {
     size_t end = buf.find("\r\n\r\n");
     if (end == std::string::npos) {
-      if ((ssl == nullptr || SSL_pending(ssl) == 0) && !wait_readable()) break;
-      ssize_t n = 0;
-      if (ssl != nullptr) {
-        size_t got = 0;
-        n = SSL_read_ex(ssl, chunk, sizeof chunk, &got) == 1 ? static_cast<ssize_t>(got) : 0;
-      } else {
-        n = ::recv(fd, chunk, sizeof chunk, 0);
-      }
-      if (n <= 0) break;
-      buf.append(chunk, static_cast<size_t>(n));
+      if (!read_more()) break;
       continue;
     }
     std::string head = buf.substr(0, end + 4);
-    buf.erase(0, end + 4);  // requests in these tests carry no body
+    buf.erase(0, end + 4);
+    // A body as its Content-Length says (the tests write the field in this spelling).
+    const size_t length_at = head.find("\r\nContent-Length: ");
+    if (length_at != std::string::npos) {
+      const size_t body = std::stoul(head.substr(length_at + 18));
+      while (buf.size() < body && read_more()) {
+      }
+      if (buf.size() < body) break;
+      buf.erase(0, body);
+      body_bytes_ += body;
+    }
     {
       std::lock_guard<std::mutex> lock(mu_);
       size_t sp1 = head.find(' ');

@@ -1,11 +1,12 @@
 // ScriptedServer: a small blocking HTTP/1.1 test server on 127.0.0.1 whose behaviour per request
 // is scripted by the test: answer with given bytes, close without answering, hang, or answer
 // late. One thread per connection; tests only. It records how many requests were in flight at
-// once and the request targets it saw.
+// once, the request targets it saw and the body bytes it read.
 #pragma once
 
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <mutex>
 #include <string>
@@ -106,6 +107,8 @@ class ScriptedServer {
   int max_in_flight() const { return max_in_flight_.load(); }
   int connections_accepted() const { return accepted_.load(); }
   std::vector<std::string> targets() const;
+  // Request body bytes read (a request's body is its Content-Length's bytes), in bytes.
+  uint64_t body_bytes() const { return body_bytes_.load(); }
   // The server goes away: it stops listening (connects are refused from now on) and closes
   // every open connection.
   void go_away();
@@ -126,6 +129,7 @@ class ScriptedServer {
   std::atomic<int> in_flight_{0};
   std::atomic<int> max_in_flight_{0};
   std::atomic<int> accepted_{0};
+  std::atomic<uint64_t> body_bytes_{0};
   mutable std::mutex mu_;
   std::vector<std::string> targets_;
   std::vector<int> open_fds_;
