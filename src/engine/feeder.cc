@@ -121,31 +121,26 @@ void OpenLoopFeeder::set_slot(uint32_t i, Slot to, TimePoint now) {
   const bool full = busy_ + opening_ == slot_.size();
   if (full && !full_since_) full_since_ = now;
   if (!full && full_since_) {
-    add_full_time(now);
+    full_ns_ += full_stretch_ns(now);
     full_since_.reset();
   }
 }
 
-void OpenLoopFeeder::add_full_time(TimePoint until) {
+int64_t OpenLoopFeeder::full_stretch_ns(TimePoint until) const {
+  if (!full_since_) return 0;
   const TimePoint from = std::max(*full_since_, phases_.measure_from);
   until = std::min(until, phases_.measure_until);
-  if (until > from) full_ns_ += core::elapsed_ns(from, until);
+  return until > from ? core::elapsed_ns(from, until) : 0;
 }
 
 int64_t OpenLoopFeeder::pool_full_ns(TimePoint now) const {
-  int64_t ns = full_ns_;
-  if (full_since_) {  // exhausted now: the stretch so far counts
-    const TimePoint from = std::max(*full_since_, phases_.measure_from);
-    const TimePoint until = std::min(now, phases_.measure_until);
-    if (until > from) ns += core::elapsed_ns(from, until);
-  }
-  return ns;
+  return full_ns_ + full_stretch_ns(now);  // exhausted now: the stretch so far counts
 }
 
 void OpenLoopFeeder::stop(ConnectionPool& pool, TimePoint now) {
   stopping_ = true;
   if (full_since_) {
-    add_full_time(now);
+    full_ns_ += full_stretch_ns(now);
     full_since_ = now;  // counted up to here; the phase is over, so nothing more adds
   }
   pool.stats().pool_full_ns += full_ns_;

@@ -181,8 +181,9 @@ class OpenLoopFeeder final : public Feeder {
   int64_t full_ns_ = 0;  // exhausted time inside the measured phase so far
   // Moves slot i to `to` at `now`, keeping the counts and the exhausted time.
   void set_slot(uint32_t i, Slot to, core::TimePoint now);
-  // Adds the exhausted interval [full_since_, until) clipped to the measured phase.
-  void add_full_time(core::TimePoint until);
+  // The exhausted interval [full_since_, until) clipped to the measured phase, in ns (0 when
+  // the pool is not exhausted or the interval lies outside the phase).
+  int64_t full_stretch_ns(core::TimePoint until) const;
 };
 
 }  // namespace knee::engine
