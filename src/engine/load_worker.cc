@@ -1026,8 +1026,15 @@ void LoadWorker::release(uint32_t ci, bool retry) {
     Lane& lane = lanes_[l];
     if (lane.state == LaneState::kFree) continue;
     if (lane.state == LaneState::kBusy && lane.resend) {
-      resending = true;  // still in flight: it waits for the next connection
-      continue;
+      if (!retry) {
+        resending = true;  // still in flight: it waits for the next connection
+        continue;
+      }
+      // The connection that was to carry it again could not be opened (a server shutting down
+      // sends GOAWAY, then refuses connects): its server closed the connection it went out on
+      // without answering it. Regression (a new user's trial): it was retried until the request
+      // timeout and counted as a timeout.
+      fail_lane(l, ErrorKind::kClosedBeforeResponse, "refused by GOAWAY; the reconnect failed");
     }
     lane.state = LaneState::kFree;
     if (retry) {

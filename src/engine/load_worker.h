@@ -21,8 +21,9 @@
 // exceptions: a connection that ends with requests unanswered counts each of them failed
 // (pipelined ones behind the first as closed_before_response), except HTTP/2 requests its GOAWAY
 // refused: never processed, they stay in flight and go out again on the next connection
-// (Lane::resend). Thread-safety: construct on any thread, run() on one; set_phases() from the run's
-// thread while run() waits at the StartGate; read stats() after run() returns.
+// (Lane::resend), or fail as closed_before_response when that connection cannot be opened.
+// Thread-safety: construct on any thread, run() on one; set_phases() from the run's thread while
+// run() waits at the StartGate; read stats() after run() returns.
 #pragma once
 
 #include <atomic>
@@ -297,7 +298,8 @@ class LoadWorker final : public ConnectionPool, private http::H2Client::Listener
   // The request on `lane` leaves the books (in flight, in system, bytes); the lane is idle.
   void end_lane(uint32_t lane, core::TimePoint now);
   // Closes `conn`; its lanes become free and the feeder hears of each. `retry` when a connect
-  // failed: the feeder hears after kConnectRetryDelay.
+  // failed: the feeder hears after kConnectRetryDelay, and requests a GOAWAY refused that waited
+  // for this connection fail as closed_before_response.
   void release(uint32_t conn, bool retry = false);
   void close_connection(uint32_t conn);  // closes the socket, keeps the lanes' states
   void notify(uint32_t lane);

@@ -110,6 +110,31 @@ TEST(H2, RequestsAGoawayRefusedAreSentAgainOnTheNextConnectionNotFailed) {
   expect_accounted(s);
 }
 
+// Regression (a new user's trial): requests a GOAWAY refused, from a server that then stopped
+// listening, were retried until the request timeout and counted as timeouts, as if a live server
+// had been slow. The server closed their connection before answering them and no connection
+// could carry them again: each is closed_before_response at the first reconnect that fails, and
+// the failed connects are counted as connect errors beside them.
+TEST(H2, RequestsAGoawayRefusedFromAServerThatWentAwayAreClosedBeforeResponse) {
+  H2Script script;
+  script.goaway_after = 1;  // the 7 other streams of the first write are refused
+  script.stop_listening_at_goaway = true;
+  H2Server server(script);
+  LoadOptions o = h2_options(server.url(), 1, 8);
+  o.timeout = 5s;  // a retry until the timeout would outlast the run's 400 ms and its grace
+  o.grace = 1s;
+  auto r = run_load(o);
+  ASSERT_TRUE(r) << r.status().message();
+  const core::RunStats& s = r->stats;
+  EXPECT_EQ(s.completed, 1u);
+  EXPECT_EQ(s.connects.h2_resent, 7u);
+  EXPECT_EQ(s.errors[static_cast<size_t>(ErrorKind::kClosedBeforeResponse)], 7u);
+  EXPECT_EQ(s.errors[static_cast<size_t>(ErrorKind::kTimeout)], 0u);
+  EXPECT_EQ(s.aborted, 0u);
+  EXPECT_GE(s.errors[static_cast<size_t>(ErrorKind::kConnect)], 1u);
+  expect_accounted(s);
+}
+
 TEST(H2, H2cAgainstAnHttp11ServerIsOneClearErrorBeforeTheRun) {
   testing::ScriptedServer h1(testing::ScriptedServer::always_ok());
   auto r = run_load(h2_options(h1.url(), 1, 2));

@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <csignal>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <stdexcept>
 
@@ -49,8 +50,9 @@ struct Conn {
   int32_t goaway_last = 0;  // the last stream answered after a GOAWAY; 0: none sent
   std::multimap<Clock::time_point, int32_t> due;  // answers, by when
   std::map<int32_t, size_t> body_sent;
-  std::map<int32_t, int> number;  // stream -> request number on the connection (1-based)
-  bool flood = false;             // ping_flood_after reached: flood instead of answering
+  std::map<int32_t, int> number;    // stream -> request number on the connection (1-based)
+  bool flood = false;               // ping_flood_after reached: flood instead of answering
+  std::function<void()> on_goaway;  // called when the GOAWAY is submitted; may be empty
 };
 
 ssize_t read_body(nghttp2_session*, int32_t stream_id, uint8_t* buf, size_t length, uint32_t* flags,
@@ -92,6 +94,7 @@ int on_frame_recv(nghttp2_session* session, const nghttp2_frame* frame, void* us
   if (c.script->goaway_after > 0 && n == c.script->goaway_after) {
     c.goaway_last = id;
     nghttp2_submit_goaway(session, NGHTTP2_FLAG_NONE, id, NGHTTP2_NO_ERROR, nullptr, 0);
+    if (c.on_goaway) c.on_goaway();
   }
   return 0;
 }
@@ -146,8 +149,18 @@ std::string H2Server::url() const {
          std::to_string(port_) + "/";
 }
 
+void H2Server::stop_listening() {
+  bool listening = false;
+  // A listening socket shut down stops accepting: connects are refused (Linux).
+  if (gone_.compare_exchange_strong(listening, true)) ::shutdown(listen_fd_, SHUT_RDWR);
+}
+
 void H2Server::accept_loop() {
   while (!stopping_) {
+    if (gone_) {  // nothing more to accept (poll would report the shut-down socket at once)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      continue;
+    }
     pollfd p{listen_fd_, POLLIN, 0};
     if (::poll(&p, 1, 50) <= 0) continue;
     const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
@@ -180,6 +193,7 @@ void H2Server::serve(int fd) {
   Conn c;
   c.script = &script_;
   c.max_open = &max_open_;
+  if (script_.stop_listening_at_goaway) c.on_goaway = [this] { stop_listening(); };
   nghttp2_session_callbacks* cb = nullptr;
   nghttp2_session_callbacks_new(&cb);
   nghttp2_session_callbacks_set_on_begin_headers_callback(cb, on_begin_headers);

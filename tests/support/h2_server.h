@@ -20,6 +20,9 @@ struct H2Script {
   // After this many requests on a connection, GOAWAY (NO_ERROR) naming the last of them; the
   // streams up to it are answered, then the connection is closed. 0: never.
   int goaway_after = 0;
+  // With goaway_after: the server also stops listening when it sends its first GOAWAY (connects
+  // are refused from then on), as a server shutting down does.
+  bool stop_listening_at_goaway = false;
   // Every reset_every-th request on a connection is answered with RST_STREAM reset_code
   // instead. 0: none.
   int reset_every = 0;
@@ -51,12 +54,14 @@ class H2Server {
  private:
   void accept_loop();
   void serve(int fd);
+  void stop_listening();  // once: connects are refused from now on
 
   H2Script script_;
   void* ssl_ctx_ = nullptr;  // SSL_CTX* with TLS
   int listen_fd_ = -1;
   int port_ = 0;
   std::atomic<bool> stopping_{false};
+  std::atomic<bool> gone_{false};  // stop_listening() was called
   std::atomic<int> max_open_{0};
   std::atomic<int> answered_{0};
   std::atomic<int> accepted_{0};
