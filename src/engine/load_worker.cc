@@ -24,8 +24,6 @@ constexpr auto kConnectRetryDelay = std::chrono::milliseconds(10);
 constexpr auto kStalledConnect = std::chrono::milliseconds(100);
 // Longest gap between two iterations of the loop counted as busy-polling (--spin).
 constexpr int64_t kMaxSpinIterationNs = 50'000;
-// Epoll tag of the send ring (--io uring): its completions wait (above EventTag::kMaxSlot).
-constexpr uint64_t kSendRingTag = ~uint64_t{0} - 2;
 // --io uring: requests of a closed connection that its server has not read within this long are
 // given up (the ring keeps the socket open until then, as close(2) keeps a socket's buffer).
 constexpr core::Nanos kOrphanTimeout = std::chrono::seconds(1);
@@ -75,11 +73,11 @@ Status LoadWorker::run(StartGate& gate) {
   loop_ = &loop;
   if (config_.io == net::IoPath::kUring && config_.tls == nullptr) {
     auto ring = net::SendRing::create();
-    Status added = ring ? loop.add(ring.value()->fd(), EPOLLIN, kSendRingTag) : ring.status();
+    Status added = ring ? loop.add(ring.value()->fd(), EPOLLIN, net::kSendRingTag) : ring.status();
     if (!added) {
       gate.arrive();
       loop_ = nullptr;
-      return added;
+      return added.with_field("io");
     }
     send_ring_ = std::move(ring).value();
   }
@@ -177,6 +175,15 @@ Status LoadWorker::run(StartGate& gate) {
     });
     flush_notices();
 
+    // --io uring: what this pass queued goes to the kernel before the wait; what it could not
+    // take yet (a partial send's rest, a connection that has room again) makes the wait a poll.
+    // Before the deadline is computed: a write that fails here can start a connect whose retry
+    // timer the deadline must see.
+    bool sends_pending = false;
+    if (send_ring_) {
+      if (status = pass_sends(); !status) break;
+      sends_pending = send_ring_->has_queued() || send_ring_->has_ready();
+    }
     TimePoint deadline = next_tick;
     if (intervals && interval_end_ < phases.measure_until) {
       deadline = std::min(deadline, interval_end_);
@@ -205,13 +212,6 @@ Status LoadWorker::run(StartGate& gate) {
         deadline = wake;
         sleeping_to_send = true;
       }
-    }
-    // --io uring: what this pass queued goes to the kernel before the wait; what it could not
-    // take yet (a partial send's rest, a connection that has room again) makes the wait a poll.
-    bool sends_pending = false;
-    if (send_ring_) {
-      if (status = pass_sends(); !status) break;
-      sends_pending = send_ring_->has_queued() || send_ring_->has_ready();
     }
     auto n = loop.wait(events,
                        spinning || sends_pending ? core::Nanos(0) : clock.blocking_time(deadline));
@@ -381,7 +381,7 @@ void LoadWorker::connect(uint32_t ci, TimePoint now) {
 }
 
 void LoadWorker::on_event(uint64_t event_tag, uint32_t events) {
-  if (event_tag == kSendRingTag) return;  // completions: taken by pass_sends() before the wait
+  if (event_tag == net::kSendRingTag) return;  // completions: taken by pass_sends() before the wait
   const net::EventTag t = net::EventTag::of(event_tag);
   if (t.slot >= conns_.size()) return;
   Connection& c = conns_[t.slot];
@@ -1061,9 +1061,10 @@ void LoadWorker::close_connection(uint32_t ci) {
   }
   c.tcp_base.reset();
   c.h2.reset();
-  // Closing the socket removes it from epoll (never dup'ed); the send ring may keep it open
-  // until its last requests are written, so it leaves the epoll set first.
-  if (c.transport && send_ring_) loop_->remove(c.transport->fd());
+  // Closing the socket removes it from epoll (never dup'ed); the send ring keeps it open while
+  // bytes of it are unwritten, so then it leaves the epoll set first (only then: an epoll_ctl
+  // per close would cost --no-keepalive more than the ring saves).
+  if (c.transport && send_ring_ && c.transport->unsent() > 0) loop_->remove(c.transport->fd());
   c.transport.reset();
   c.state = ConnState::kFree;
   c.write_armed = false;

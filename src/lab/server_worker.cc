@@ -35,8 +35,6 @@ constexpr int kMaxAcceptsPerEvent = 128;
 // Epoll tag of the listener; the loop keeps ~0 for its wake-up, connections use net::EventTag
 // with slot <= EventTag::kMaxSlot.
 constexpr uint64_t kListenerTag = ~uint64_t{0} - 1;
-// Epoll tag of the send ring (--io uring): its completions wait.
-constexpr uint64_t kSendRingTag = ~uint64_t{0} - 2;
 // After its last response a closing connection reads and drops what the client still sends, for
 // at most this long, so the response is not destroyed by a reset (lingering close, RFC 9112 §9.6).
 constexpr core::Nanos kLingerTimeout = std::chrono::seconds(2);
@@ -87,7 +85,7 @@ Result<std::unique_ptr<ServerWorker>> ServerWorker::create(const ServerShared& s
     auto ring = net::SendRing::create();
     if (!ring) return ring.status().with_field("io");
     send_ring = std::move(ring).value();
-    added = loop->add(send_ring->fd(), EPOLLIN, kSendRingTag);  // level-triggered
+    added = loop->add(send_ring->fd(), EPOLLIN, net::kSendRingTag);  // level-triggered
     if (!added) return added;
   }
   return std::unique_ptr<ServerWorker>(new ServerWorker(shared, index, std::move(loop).value(),
@@ -246,7 +244,7 @@ void ServerWorker::dispatch(const epoll_event& event) {
     if (accepting_) accept_all();
     return;
   }
-  if (tag == kSendRingTag) return;  // pass_sends() takes the completions every iteration
+  if (tag == net::kSendRingTag) return;  // pass_sends() takes the completions every iteration
   const net::EventTag t = net::EventTag::of(tag);
   if (t.slot >= slots_.size()) return;
   Connection& c = *slots_[t.slot];
@@ -343,7 +341,7 @@ void ServerWorker::close_connection(Connection& c) {
   if (c.transport) shared_.open_connections.fetch_sub(1, std::memory_order_relaxed);
   // Closing the socket also removes it from epoll (never dup'ed); the send ring may keep it
   // open until its last responses are written, so it leaves the epoll set first.
-  if (c.transport && send_ring_) loop_.remove(c.transport->fd());
+  if (c.transport && send_ring_ && c.transport->unsent() > 0) loop_.remove(c.transport->fd());
   c.transport.reset();
   release_buffer(c);
   c.h2.reset();

@@ -24,8 +24,8 @@ struct SendQueue {
   bool blocked = false;    // send_some() refused bytes: tell the owner when room comes back
   bool shut_pending = false;
   bool cancelled = false;
-  int error = 0;  // the errno of a failed send; nothing more is sent
-  core::TimePoint orphaned_at{};
+  int error = 0;                  // the errno of a failed send; nothing more is sent
+  core::TimePoint orphaned_at{};  // when expire_orphans() first saw it orphaned (epoch: not yet)
   bool orphaned = false;
 
   size_t unsent() const { return queued.size() + (sending.size() - sent); }
@@ -252,7 +252,6 @@ void SendRing::orphan(std::unique_ptr<SendQueue> q) {
     return;  // nothing left to write: the socket closes now
   }
   q->orphaned = true;
-  q->orphaned_at = core::Clock::now();
   SendQueue* key = q.get();
   orphans_.emplace(key, std::move(q));
 }
@@ -261,7 +260,12 @@ void SendRing::expire_orphans(core::TimePoint now, core::Nanos limit) {
   bool any = false;
   std::vector<SendQueue*> unsubmitted;  // queued only: nothing for the kernel to cancel
   for (auto& [key, q] : orphans_) {
-    if (q->cancelled || now - q->orphaned_at < limit) continue;
+    if (q->cancelled) continue;
+    if (q->orphaned_at == core::TimePoint{}) {  // first seen now, by the owner's clock
+      q->orphaned_at = now;
+      continue;
+    }
+    if (now - q->orphaned_at < limit) continue;
     if (!q->in_flight) {
       unsubmitted.push_back(key);
       continue;

@@ -6,7 +6,8 @@
 // system call's entry and exit cost about a microsecond (the ladder's syscall rung), so this is
 // `--io uring` of the lab server (its responses) and of the load worker (its requests).
 //
-// How a connection uses it: SendRing::adopt() wraps a connected socket in a UringTransport. Its
+// How a connection uses it: SendRing::adopt() wraps a connected (or connecting) socket in a
+// UringTransport. Its
 // send_some() copies the bytes into the connection's queue and returns kDone at once, until
 // kMaxQueuedBytes wait unsent; then kWouldBlock (wants_write), and reap() names the connection's
 // tag when room came back (the EPOLLOUT of this path). finish_connect() reads a non-blocking
@@ -50,6 +51,8 @@ namespace knee::net {
 enum class IoPath : uint8_t { kEpoll, kUring };
 // "epoll" or "uring", as --io takes it.
 std::string_view io_path_name(IoPath io);
+// The epoll tag under which an owner registers SendRing::fd() (above EventTag::kMaxSlot).
+inline constexpr uint64_t kSendRingTag = ~uint64_t{0} - 2;
 
 class SendRing;
 struct SendQueue;
@@ -98,7 +101,8 @@ class SendRing {
   // The ring's file descriptor: readable (EPOLLIN) when completions wait for reap().
   int fd() const;
 
-  // Wraps connected socket `socket`; `tag` is what reap() reports for it.
+  // Wraps socket `socket`, connected or connecting (nothing is queued before finish_connect());
+  // `tag` is what reap() reports for it.
   std::unique_ptr<UringTransport> adopt(Fd socket, uint64_t tag);
 
   // Hands every queued send to the kernel in one io_uring_enter (none when nothing is queued; a
@@ -120,8 +124,9 @@ class SendRing {
   // Sockets of closed connections still holding bytes (their peer has not read them yet).
   size_t orphans() const { return orphans_.size(); }
 
-  // Cancels the sends of closed connections that were closed more than `limit` before `now`;
-  // their sockets close when the cancellation completes (reap()).
+  // Cancels the sends of closed connections that an earlier call already saw closed at least
+  // `limit` before `now` (so the limit runs on the caller's clock, from the first call after the
+  // close); their sockets close when the cancellation completes (reap()).
   void expire_orphans(core::TimePoint now, core::Nanos limit);
 
  private:

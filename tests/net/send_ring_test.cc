@@ -229,6 +229,30 @@ TEST(SendRing, AnOrphanWhosePeerNeverReadsIsCancelledAndClosed) {
   EXPECT_TRUE(got.ends_with("<EOF>")) << "the socket was closed";
 }
 
+// Regression (review): the orphan was stamped with the real clock and compared with the owner's,
+// so under a fake clock (tests/support/fake_clock.h starts at 1000 s) it never expired. The limit
+// now runs on the times the owner passes, from the first call that sees the orphan.
+TEST(SendRing, AnOrphansLimitRunsOnTheOwnersClock) {
+  auto ring = make_ring();
+  REQUIRE_RING(ring);
+  SocketPair p;
+  auto t = ring->adopt(std::move(p.ours), 1);
+  const std::string chunk(64 * 1024, 'y');
+  for (int i = 0; i < 100 && t->send_some(chunk).status == IoStatus::kDone; ++i) {
+    ring->reap([](uint64_t) {});
+    ASSERT_TRUE(ring->submit());
+  }
+  t.reset();
+  ASSERT_EQ(ring->orphans(), 1u);
+  const core::TimePoint start{std::chrono::seconds(1000)};  // long before this host's uptime
+  ring->expire_orphans(start, 2s);
+  ring->expire_orphans(start + 1s, 2s);
+  ring->reap([](uint64_t) {});
+  EXPECT_EQ(ring->orphans(), 1u) << "1 s of the owner's 2 s";
+  ring->expire_orphans(start + 2s, 2s);
+  EXPECT_TRUE(reap_until(*ring, [&] { return ring->orphans() == 0; }));
+}
+
 TEST(SendRing, ASendErrorComesBackFromTheNextSend) {
   auto ring = make_ring();
   REQUIRE_RING(ring);
