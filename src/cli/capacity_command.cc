@@ -136,7 +136,10 @@ class CapacityCommand final : public Subcommand {
                                   std::chrono::duration<double>(base->duration).count(),
                                   std::chrono::duration<double>(base->warmup).count(),
                                   std::chrono::duration<double>(base->timeout).count(),
-                                  report::PoolCap{base->max_connections}};
+                                  report::PoolCap{base->max_connections},
+                                  base->io != net::IoPath::kEpoll
+                                      ? std::optional<std::string>(net::io_path_name(base->io))
+                                      : std::nullopt};
     report::CapacityDocument header = report::capacity_document({}, flags_.url, slo_texts_, params);
     std::FILE* rows = json_ == "-" ? stderr : stdout;
     fmt::print(rows, "{}", report::capacity_header(header));

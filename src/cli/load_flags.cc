@@ -133,7 +133,7 @@ void LoadFlags::add_protocol_flags(CLI::App& app) {
       ->capture_default_str();
   app.add_option("--io", io,
                  "How requests are written: epoll (a send per connection and loop pass) or "
-                 "uring (those of one loop pass in one io_uring system call; http:// only)")
+                 "uring (many connections' writes per io_uring system call; http:// only)")
       ->capture_default_str()
       ->check(CLI::IsMember({"epoll", "uring"}));
 }

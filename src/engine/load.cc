@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cerrno>
 #include <cmath>
 #include <memory>
 #include <system_error>
@@ -315,8 +316,11 @@ Result<core::RunResult> run_load(const LoadOptions& options, const RunControl& c
     // Asked once before any thread starts: a kernel without io_uring is one clear error, not a
     // failure of every worker.
     if (auto ring = net::SendRing::create(8); !ring) {
+      const int err = ring.status().os_error();
       return ring.status().with_field("io").with_context(
-          "uring: this kernel has no io_uring or forbids it; leave --io at epoll");
+          err == ENOSYS || err == EPERM
+              ? "uring: this kernel has no io_uring or forbids it; leave --io at epoll"
+              : "uring: io_uring could not be set up here; leave --io at epoll");
     }
   }
   auto compiled = compile_requests(options);

@@ -102,8 +102,9 @@ struct LoadOptions {
   int per_connection = 1;
   static constexpr int kMaxPerConnection = 1000;
   // How requests are written (--io). kEpoll: a send(2) per connection and pass of the event
-  // loop. kUring: queued, and those of every connection written in one io_uring_enter before the
-  // loop waits (net/send_ring.h), which saves a system call per request; a request's send time
+  // loop. kUring: queued, and handed to the kernel together, one io_uring_enter per 32
+  // connections' writes and the rest before the loop waits (net/send_ring.h), which saves most of
+  // a system call per request; bytes_sent counts them as queued; a request's send time
   // is then when it was queued, at most one pass of the loop before the kernel takes it. Reads
   // are recv(2) on epoll's readiness either way. Plain http only (TLS writes through OpenSSL).
   net::IoPath io = net::IoPath::kEpoll;

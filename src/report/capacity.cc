@@ -6,6 +6,8 @@
 #include <cmath>
 #include <optional>
 
+#include "report/render.h"
+
 namespace knee::report {
 namespace {
 
@@ -79,6 +81,7 @@ std::string capacity_header(const CapacityDocument& d) {
       "more\n",
       d.target, join(d.slos, " and "), repeats, repeats > 1 ? "s" : "",
       duration_words(d.params.duration_s), d.params.confirm_repeats);
+  out += io_text(d.params.io);
   out += fmt::format("{:>10}  {:<7}  {:<24}  {:>6}  {:>10}  {}\n", "rate/s", "phase",
                      "p99 per run (ms)", "errors", "achieved/s", "result");
   return out;

@@ -622,6 +622,7 @@ void describe(Io& io, CapacityParams& p) {
   io("warmup_s", p.warmup_s);
   io("timeout_s", p.timeout_s);
   io("max_connections", p.max_connections);
+  io.omittable("io", p.io);
 }
 
 template <class Io>

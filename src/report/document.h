@@ -626,6 +626,8 @@ struct CapacityParams {
   int repeats = 0, confirm_repeats = 0;
   double duration_s = 0, warmup_s = 0, timeout_s = 0;
   PoolCap max_connections;
+  // --io uring: "uring" (LoadParams::io); empty for epoll and in files before 2026-12-07.
+  std::optional<std::string> io;
   bool operator==(const CapacityParams&) const = default;
 };
 struct CapacityBracket {

@@ -156,15 +156,6 @@ std::string keepalive_text(const LoadParams& params, bool open) {
                 "start, so it includes the TCP connect and any TLS handshake\n";
 }
 
-// --io uring: how the requests were written, which changes the client's CPU per request; "" for
-// epoll, the default.
-std::string io_text(const LoadParams& params) {
-  if (params.io.value_or("epoll") == "epoll") return "";
-  return fmt::format(
-      "  requests written through {} (--io {}), those of each loop pass in one system call\n",
-      *params.io == "uring" ? "io_uring" : *params.io, *params.io);
-}
-
 // HTTP/2 or HTTP/1.1 pipelining: how requests shared the connections; "" for one request at a
 // time over HTTP/1.1.
 std::string protocol_text(const LoadParams& params, bool open) {
@@ -220,6 +211,14 @@ std::string sweep_h2_text(const SweepDocument& doc) {
 }
 
 }  // namespace
+
+std::string io_text(const std::optional<std::string>& io) {
+  if (io.value_or("epoll") == "epoll") return "";
+  return fmt::format(
+      "  requests written through {} (--io {}): many connections' writes per system call, a "
+      "lone one by send(2)\n",
+      *io == "uring" ? "io_uring" : *io, *io);
+}
 
 std::string protocol_name(const LoadParams& params, const ConnectFigures* connects) {
   const int per = params.per_connection.value_or(1);
@@ -472,7 +471,7 @@ std::string render_run_text(const RunDocument& doc) {
   }
   out += keepalive_text(doc.params, r.open.has_value());
   out += protocol_text(doc.params, r.open.has_value());
-  out += io_text(doc.params);
+  out += io_text(doc.params.io);
   out += shipments_text(doc.params);
   if (k > 1) {
     out += fmt::format(
@@ -796,7 +795,7 @@ std::string sweep_heading(const LoadParams& params, const std::string& target, s
                          : "");
   out += keepalive_text(params, open);
   out += protocol_text(params, open);
-  out += io_text(params);
+  out += io_text(params.io);
   out += shipments_text(params);
   return out;
 }

@@ -20,6 +20,10 @@ std::string render_run_text(const RunDocument& doc);
 // version and cipher from `connects` when known ("... (TLSv1.3 TLS_AES_256_GCM_SHA384)").
 std::string protocol_name(const LoadParams& params, const ConnectFigures* connects);
 
+// The heading's line for --io uring ("  requests written through io_uring (--io uring): ...\n"),
+// from params.io of a run, sweep or capacity search; "" for epoll (empty: files before it).
+std::string io_text(const std::optional<std::string>& io);
+
 // The sweep table with the seed's columns (concurrency, requests, throughput, median, p99) and
 // X * mean R (Little's N), followed by the knee verdict with its rule, Little's law and warnings.
 std::string render_sweep_text(const SweepDocument& doc);

@@ -83,6 +83,7 @@ TEST(Document, EveryKindCarriesSchemaVersionAndKindAndRoundTrips) {
       AttemptFigures{true, true, 200, 2, {{"total", 10}, {"appconnect", {}}}, {}});
   CapacityDocument capacity;
   capacity.capacity_rps = 3900;
+  capacity.params.io = "uring";
   capacity.bracket = CapacityBracket{3900, 4000};
   capacity.steps.push_back(CapacityStepFigures{3900, "confirm", true, {CapacityRepeatFigures{}}});
   UslDocument usl;
@@ -138,8 +139,11 @@ TEST(Document, EveryKindCarriesSchemaVersionAndKindAndRoundTrips) {
     EXPECT_FALSE(render_text(*back).empty()) << kind;
   }
   EXPECT_EQ(to_json(uring)["params"]["io"], "uring");
-  EXPECT_NE(render_text(uring).find("  requests written through io_uring (--io uring), those of "
-                                    "each loop pass in one system call\n"),
+  EXPECT_NE(render_text(uring).find("  requests written through io_uring (--io uring): many "
+                                    "connections' writes per system call, a lone one by send(2)\n"),
+            std::string::npos);
+  EXPECT_EQ(to_json(capacity)["params"]["io"], "uring");
+  EXPECT_NE(render_text(capacity).find("  requests written through io_uring (--io uring)"),
             std::string::npos);
   EXPECT_FALSE(to_json(testing::golden_run_report())["params"].contains("io"));
 }

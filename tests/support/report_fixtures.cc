@@ -389,7 +389,7 @@ report::CapacityDocument golden_capacity() {
   report::CapacityDocument d;
   d.target = "http://127.0.0.1:8080/tracking?no={seq}";
   d.slos = {"p99<20ms"};
-  d.params = report::CapacityParams{100, 1e6, 5, 1, 1, 2, 1, 10, report::PoolCap{}};
+  d.params = report::CapacityParams{100, 1e6, 5, 1, 1, 2, 1, 10, report::PoolCap{}, std::nullopt};
   auto step = [](double rate, const char* phase, bool passed, double p99_ms) {
     report::CapacityRepeatFigures r{
         p99_ms * 0.4e6,
