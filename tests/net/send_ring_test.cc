@@ -68,6 +68,17 @@ bool reap_until(
   return false;
 }
 
+// Writes to `p.ours` through the ring until the socket (whose peer never reads) and the
+// connection's queue are full, then closes the connection: an orphan with bytes unwritten.
+void orphan_unread_bytes(SendRing& ring, SocketPair& p) {
+  auto t = ring.adopt(std::move(p.ours), 1);
+  const std::string chunk(64 * 1024, 'y');
+  for (int i = 0; i < 100 && t->send_some(chunk).status == IoStatus::kDone; ++i) {
+    ring.reap([](uint64_t) {});
+    ASSERT_TRUE(ring.submit());
+  }
+}
+
 // What the peer reads until the end shows ("<EOF>" last), reaping meanwhile; what came within
 // 5 s otherwise.
 std::string read_until_closed(SendRing& ring, int fd) {
@@ -206,13 +217,7 @@ TEST(SendRing, AnOrphanWhosePeerNeverReadsIsCancelledAndClosed) {
   auto ring = make_ring();
   REQUIRE_RING(ring);
   SocketPair p;
-  auto t = ring->adopt(std::move(p.ours), 1);
-  const std::string chunk(64 * 1024, 'y');
-  for (int i = 0; i < 100 && t->send_some(chunk).status == IoStatus::kDone; ++i) {
-    ring->reap([](uint64_t) {});
-    ASSERT_TRUE(ring->submit());
-  }
-  t.reset();
+  orphan_unread_bytes(*ring, p);
   ASSERT_EQ(ring->orphans(), 1u) << "bytes still wait for the peer";
   ring->expire_orphans(core::Clock::now(), 1h);
   ring->reap([](uint64_t) {});
@@ -236,13 +241,7 @@ TEST(SendRing, AnOrphansLimitRunsOnTheOwnersClock) {
   auto ring = make_ring();
   REQUIRE_RING(ring);
   SocketPair p;
-  auto t = ring->adopt(std::move(p.ours), 1);
-  const std::string chunk(64 * 1024, 'y');
-  for (int i = 0; i < 100 && t->send_some(chunk).status == IoStatus::kDone; ++i) {
-    ring->reap([](uint64_t) {});
-    ASSERT_TRUE(ring->submit());
-  }
-  t.reset();
+  orphan_unread_bytes(*ring, p);
   ASSERT_EQ(ring->orphans(), 1u);
   const core::TimePoint start{std::chrono::seconds(1000)};  // long before this host's uptime
   ring->expire_orphans(start, 2s);
