@@ -7,13 +7,12 @@
 // `--io uring` of the lab server (its responses) and of the load worker (its requests).
 //
 // How a connection uses it: SendRing::adopt() wraps a connected (or connecting) socket in a
-// UringTransport. Its
-// send_some() copies the bytes into the connection's queue and returns kDone at once, until
-// kMaxQueuedBytes wait unsent; then kWouldBlock (wants_write), and reap() names the connection's
-// tag when room came back (the EPOLLOUT of this path). finish_connect() reads a non-blocking
-// connect's outcome (SO_ERROR) as TcpTransport's does; nothing is queued before it. A send error
-// (EPIPE, ECONNRESET) is returned by the next send_some(); recv_some() is a plain recv(2).
-// shutdown_write() waits for the queued bytes to go first.
+// UringTransport. Its send_some() copies the bytes into the connection's queue and returns kDone
+// at once, until kMaxQueuedBytes wait unsent; then kWouldBlock (wants_write), and reap() names the
+// connection's tag when room came back (the EPOLLOUT of this path). finish_connect() reads a
+// non-blocking connect's outcome (SO_ERROR) as TcpTransport's does; nothing is queued before it. A
+// send error (EPIPE, ECONNRESET) is returned by the next send_some(); recv_some() is a plain
+// recv(2). shutdown_write() waits for the queued bytes to go first.
 //
 // A closed connection: destroying its transport while bytes still wait or are in flight leaves
 // them to the ring, which keeps the socket open until they are written (as close(2) would leave
