@@ -71,15 +71,14 @@ Status LoadWorker::run(StartGate& gate) {
   }
   net::EventLoop loop = std::move(created).value();
   loop_ = &loop;
-  if (config_.io == net::IoPath::kUring && config_.tls == nullptr) {
-    auto ring = net::SendRing::create();
-    Status added = ring ? loop.add(ring.value()->fd(), EPOLLIN, net::kSendRingTag) : ring.status();
-    if (!added) {
+  {
+    auto path = net::WritePath::open(config_.tls ? net::IoPath::kEpoll : config_.io, loop);
+    if (!path) {
       gate.arrive();
       loop_ = nullptr;
-      return added.with_field("io");
+      return path.status().with_field("io");
     }
-    send_ring_ = std::move(ring).value();
+    write_path_ = std::move(path).value();
   }
   // Wake-ups on time matter more than the kernel's default 50 us of timer coalescing.
   prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
@@ -146,7 +145,7 @@ Status LoadWorker::run(StartGate& gate) {
     if (now >= next_tick) {
       check_timeouts(now);
       flush_notices();
-      if (send_ring_) send_ring_->expire_orphans(now, kOrphanTimeout);
+      write_path_.expire(now, kOrphanTimeout);
       next_tick = now + tick;
     }
     // Interval boundaries inside the measured phase; the last interval stays open to the end.
@@ -179,11 +178,10 @@ Status LoadWorker::run(StartGate& gate) {
     // take yet (a partial send's rest, a connection that has room again) makes the wait a poll.
     // Before the deadline is computed: a write that fails here can start a connect whose retry
     // timer the deadline must see.
-    bool sends_pending = false;
-    if (send_ring_) {
-      if (status = pass_sends(); !status) break;
-      sends_pending = send_ring_->has_queued() || send_ring_->has_ready();
+    if (status = write_path_.pass([this](uint64_t writable) { on_writable(writable); }); !status) {
+      break;
     }
+    const bool sends_pending = write_path_.pending();
     TimePoint deadline = next_tick;
     if (intervals && interval_end_ < phases.measure_until) {
       deadline = std::min(deadline, interval_end_);
@@ -250,30 +248,19 @@ Status LoadWorker::run(StartGate& gate) {
       core::thread_cpu_shares(cpu_start, cpu_end, stats_.client_wall_ns);
   stats_.max_thread_cpu_share = shares.share;
   stats_.max_thread_cpu_demand = shares.demand;
-  if (send_ring_) {
-    (void)send_ring_->submit();  // what was queued goes; the ring's end cancels what is left
-    send_ring_.reset();
-  }
+  write_path_.submit_queued();  // what was queued goes; the path's end cancels what is left
+  write_path_ = net::WritePath();
   loop_ = nullptr;
   return status;
 }
 
-Status LoadWorker::pass_sends() {
-  // Writing on a connection that has room again can queue more, and so can a partial send's
-  // rest; a few rounds settle it, and what is left makes the loop's wait a poll.
-  for (int round = 0; round < 4; ++round) {
-    send_ring_->reap([this](uint64_t writable) {
-      const net::EventTag t = net::EventTag::of(writable);
-      if (t.slot >= conns_.size()) return;
-      const Connection& c = conns_[t.slot];
-      if (c.generation != t.generation) return;
-      if (c.state == ConnState::kOpen || c.state == ConnState::kDraining) flush(t.slot);
-    });
-    flush_notices();  // lanes a failed write freed
-    if (!send_ring_->has_queued() && !send_ring_->has_ready()) return Status::success();
-    if (Status submitted = send_ring_->submit(); !submitted) return submitted;
-  }
-  return Status::success();
+void LoadWorker::on_writable(uint64_t event_tag) {
+  const net::EventTag t = net::EventTag::of(event_tag);
+  if (t.slot >= conns_.size()) return;
+  const Connection& c = conns_[t.slot];
+  if (c.generation != t.generation) return;
+  if (c.state == ConnState::kOpen || c.state == ConnState::kDraining) flush(t.slot);
+  flush_notices();  // lanes a failed write freed
 }
 
 void LoadWorker::notify(uint32_t l) {
@@ -368,10 +355,8 @@ void LoadWorker::connect(uint32_t ci, TimePoint now) {
       return;
     }
     c.transport = std::move(tls).value();
-  } else if (send_ring_) {
-    c.transport = send_ring_->adopt(std::move(fd).value(), tag(ci));
   } else {
-    c.transport = std::make_unique<net::TcpTransport>(std::move(fd).value());
+    c.transport = write_path_.wrap(std::move(fd).value(), tag(ci));
   }
   c.state = ConnState::kConnecting;
   c.connect_at = now;
@@ -381,7 +366,7 @@ void LoadWorker::connect(uint32_t ci, TimePoint now) {
 }
 
 void LoadWorker::on_event(uint64_t event_tag, uint32_t events) {
-  if (event_tag == net::kSendRingTag) return;  // completions: taken by pass_sends() before the wait
+  if (event_tag == net::kSendRingTag) return;  // completions: write_path_.pass() takes them
   const net::EventTag t = net::EventTag::of(event_tag);
   if (t.slot >= conns_.size()) return;
   Connection& c = conns_[t.slot];
@@ -615,8 +600,8 @@ void LoadWorker::flush(uint32_t ci) {
       continue;
     }
     if (r.status == net::IoStatus::kWouldBlock) {
-      // --io uring: the ring's queue is full; pass_sends() writes on once it has room.
-      if (!c.write_armed && !send_ring_) {
+      // --io uring: the ring's queue is full; write_path_.pass() writes on once it has room.
+      if (!c.write_armed && write_path_.write_events() != 0) {
         loop_->modify(c.transport->fd(), interest(EPOLLIN | EPOLLOUT), tag(ci));
         c.write_armed = true;
       }
@@ -1061,10 +1046,7 @@ void LoadWorker::close_connection(uint32_t ci) {
   }
   c.tcp_base.reset();
   c.h2.reset();
-  // Closing the socket removes it from epoll (never dup'ed); the send ring keeps it open while
-  // bytes of it are unwritten, so then it leaves the epoll set first (only then: an epoll_ctl
-  // per close would cost --no-keepalive more than the ring saves).
-  if (c.transport && send_ring_ && c.transport->unsent() > 0) loop_->remove(c.transport->fd());
+  if (c.transport) write_path_.release(*loop_, *c.transport);
   c.transport.reset();
   c.state = ConnState::kFree;
   c.write_armed = false;

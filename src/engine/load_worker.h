@@ -7,9 +7,10 @@
 // connection l / per_connection and the run's concurrency is connections x per_connection. A
 // connection is free -> connecting -> open ... -> closed; its lanes wait while it connects, are
 // idle or busy while it is open, and are all freed when it closes. Bytes move through
-// net::Transport (with --io uring a net::SendRing's, whose queued writes go to the kernel
-// together before the loop waits: pass_sends()); requests and responses are framed by knee's
-// HTTP/1.1 parser (responses matched to requests in order) or by an http::H2Client (streams).
+// net::Transport made by the worker's net::WritePath (with --io uring a SendRing's, whose queued
+// writes go to the kernel together before the loop waits); requests and responses are framed by
+// knee's HTTP/1.1 parser (responses matched to requests in order) or by an http::H2Client
+// (streams).
 //
 // The worker asks the feeder what to send (closed loop: the next request at once; open loop:
 // the schedule's) and tells it when a lane becomes idle or free, always from the event loop,
@@ -49,10 +50,10 @@
 #include "http/request.h"
 #include "http/response_parser.h"
 #include "net/event_loop.h"
-#include "net/send_ring.h"
 #include "net/socket.h"
 #include "net/tls.h"
 #include "net/transport.h"
+#include "net/write_path.h"
 
 namespace knee::engine {
 
@@ -261,10 +262,8 @@ class LoadWorker final : public ConnectionPool, private http::H2Client::Listener
   void became_ready(uint32_t conn);
   void queue_bytes(Connection& c, std::string_view bytes, bool measured);
   void flush(uint32_t conn);
-  // --io uring, before the loop waits: takes the ring's completions (writing on the connections
-  // that have room again) and hands what was queued to the kernel. Errors: kIoError from
-  // io_uring_enter.
-  core::Status pass_sends();
+  // --io uring: the write path names a connection (its epoll tag) that has room again.
+  void on_writable(uint64_t event_tag);
   // Requests were queued on `conn`: it is written once the feeder's sends of this pass are in.
   void write_later(uint32_t conn);
   // Reads what the socket holds and feeds it to the parser; until_closed: also past a short
@@ -322,9 +321,9 @@ class LoadWorker final : public ConnectionPool, private http::H2Client::Listener
   std::optional<WeightedRoundRobin> picker_;       // a mix's endpoint for each send
   std::optional<ShipmentPicker> shipment_picker_;  // {shipment}'s ids
   net::EventLoop* loop_ = nullptr;
-  // --io uring: writes every connection's requests; null with epoll. Declared before conns_: it
-  // must outlive their transports.
-  std::unique_ptr<net::SendRing> send_ring_;
+  // Makes the connections' transports and batches their writes under --io uring. Declared
+  // before conns_: it must outlive their transports.
+  net::WritePath write_path_;
   std::vector<Connection> conns_;
   std::vector<Lane> lanes_;
   std::vector<uint32_t> notices_;

@@ -40,10 +40,9 @@ constexpr uint64_t kListenerTag = ~uint64_t{0} - 1;
 constexpr core::Nanos kLingerTimeout = std::chrono::seconds(2);
 // Accepting pauses this long when the process is out of file descriptors or memory.
 constexpr core::Nanos kAcceptPause = std::chrono::milliseconds(100);
-// Edge-triggered, both directions registered once: no epoll_ctl per request.
-constexpr uint32_t kConnectionEvents = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET;
-// --io uring: the send ring says when a connection may write again, not EPOLLOUT.
-constexpr uint32_t kRingConnectionEvents = EPOLLIN | EPOLLRDHUP | EPOLLET;
+// Edge-triggered, registered once with the write path's events (EPOLLOUT on the epoll path; the
+// send ring says itself when a connection may write again): no epoll_ctl per request.
+constexpr uint32_t kConnectionEvents = EPOLLIN | EPOLLRDHUP | EPOLLET;
 // A closed connection's responses still unwritten are given up after this long (--io uring).
 constexpr core::Nanos kOrphanTimeout = kLingerTimeout;
 // HTTP/2: concurrent streams a connection may open (SETTINGS_MAX_CONCURRENT_STREAMS), as nginx.
@@ -80,27 +79,22 @@ Result<std::unique_ptr<ServerWorker>> ServerWorker::create(const ServerShared& s
   if (!loop) return loop.status();
   Status added = loop->add(listener.get(), EPOLLIN, kListenerTag);
   if (!added) return added;
-  std::unique_ptr<net::SendRing> send_ring;
-  if (shared.options.io == net::IoPath::kUring && !shared.options.tls) {
-    auto ring = net::SendRing::create();
-    if (!ring) return ring.status().with_field("io");
-    send_ring = std::move(ring).value();
-    added = loop->add(send_ring->fd(), EPOLLIN, net::kSendRingTag);  // level-triggered
-    if (!added) return added;
-  }
-  return std::unique_ptr<ServerWorker>(new ServerWorker(shared, index, std::move(loop).value(),
-                                                        std::move(listener), std::move(send_ring)));
+  auto path =
+      net::WritePath::open(shared.options.tls ? net::IoPath::kEpoll : shared.options.io, *loop);
+  if (!path) return path.status().with_field("io");
+  return std::unique_ptr<ServerWorker>(new ServerWorker(
+      shared, index, std::move(loop).value(), std::move(listener), std::move(path).value()));
 }
 
 ServerWorker::ServerWorker(const ServerShared& shared, int index, net::EventLoop loop,
-                           net::Fd listener, std::unique_ptr<net::SendRing> send_ring)
+                           net::Fd listener, net::WritePath write_path)
     : shared_(shared),
       counters_(shared.counters[static_cast<size_t>(index)]),
       metrics_(shared.metrics[static_cast<size_t>(index)]),
       loop_(std::move(loop)),
       replies_([this] { loop_.wake(); }),
       listener_(std::move(listener)),
-      send_ring_(std::move(send_ring)),
+      write_path_(std::move(write_path)),
       loop_now_(Clock::now()),
       check_period_(limit_check_period(shared.options)) {
   next_check_ = loop_now_ + check_period_;
@@ -154,18 +148,17 @@ bool ServerWorker::run() {
   bool failed = false;
   while (true) {
     if (!draining_ && shared_.stop.load(std::memory_order_acquire)) begin_drain();
-    if (send_ring_) failure_ = pass_sends();
+    failure_ = write_path_.pass([this](uint64_t tag) { on_writable(tag); });
     if (!failure_) {
       failed = true;
       break;
     }
     // A closed connection's last responses still being written count as work in flight.
-    if (draining_ && live_ == 0 && (!send_ring_ || send_ring_->orphans() == 0)) break;
+    if (draining_ && live_ == 0 && write_path_.unwritten_connections() == 0) break;
     const std::optional<core::TimePoint> deadline = next_deadline();
     std::optional<core::Nanos> timeout;
     if (deadline) timeout = std::max(core::Nanos(0), *deadline - Clock::now());
-    if (send_ring_ && (send_ring_->has_queued() || send_ring_->has_ready()))
-      timeout = core::Nanos(0);
+    if (write_path_.pending()) timeout = core::Nanos(0);
     auto ready = loop_.wait(events, timeout);
     if (!ready) {
       failure_ = ready.status();
@@ -191,18 +184,16 @@ bool ServerWorker::run() {
     timers_.pop_due(now, [this](net::EventTag ref) { on_timer(ref); });
     if (now >= next_check_) {
       check_limits();
-      if (send_ring_) send_ring_->expire_orphans(now, kOrphanTimeout);
+      write_path_.expire(now, kOrphanTimeout);
       next_check_ = now + check_period_;
     }
     if (draining_ && !idle_closed_ && Clock::now() >= drain_idle_deadline_) close_idle();
-    const bool unwritten = send_ring_ && send_ring_->orphans() > 0;
+    const bool unwritten = write_path_.unwritten_connections() > 0;
     if (draining_ && (live_ > 0 || unwritten) && Clock::now() >= drain_deadline_) break;
   }
   force_close_all();
-  if (send_ring_) {
-    (void)send_ring_->submit();  // what was queued goes; the ring's end cancels what is left
-    if (send_ring_->orphans() > 0) cut_off_ = true;  // responses of closed connections unwritten
-  }
+  write_path_.submit_queued();  // what was queued goes; the path's end cancels what is left
+  if (write_path_.unwritten_connections() > 0) cut_off_ = true;  // closed ones' responses
   listener_.reset();
   return !failed && !cut_off_;
 }
@@ -211,20 +202,11 @@ bool ServerWorker::writing(const Connection& c) {
   return c.out_sent < c.out.size() || (c.transport && c.transport->unsent() > 0);
 }
 
-core::Status ServerWorker::pass_sends() {
-  // Driving a connection that may write again can queue more; so can a partial send's rest. A
-  // few rounds settle it; what is left goes on the next iteration, which does not wait then.
-  for (int round = 0; round < 4; ++round) {
-    send_ring_->reap([this](uint64_t tag) {
-      const net::EventTag t = net::EventTag::of(tag);
-      if (t.slot >= slots_.size()) return;
-      Connection& c = *slots_[t.slot];
-      if (c.generation == t.generation && c.state != ConnState::kFree) drive(c);
-    });
-    if (!send_ring_->has_queued() && !send_ring_->has_ready()) return Status::success();
-    if (Status submitted = send_ring_->submit(); !submitted) return submitted;
-  }
-  return Status::success();
+void ServerWorker::on_writable(uint64_t tag) {
+  const net::EventTag t = net::EventTag::of(tag);
+  if (t.slot >= slots_.size()) return;
+  Connection& c = *slots_[t.slot];
+  if (c.generation == t.generation && c.state != ConnState::kFree) drive(c);
 }
 
 std::optional<core::TimePoint> ServerWorker::next_deadline() const {
@@ -244,7 +226,7 @@ void ServerWorker::dispatch(const epoll_event& event) {
     if (accepting_) accept_all();
     return;
   }
-  if (tag == net::kSendRingTag) return;  // pass_sends() takes the completions every iteration
+  if (tag == net::kSendRingTag) return;  // write_path_.pass() takes the completions every iteration
   const net::EventTag t = net::EventTag::of(tag);
   if (t.slot >= slots_.size()) return;
   Connection& c = *slots_[t.slot];
@@ -309,11 +291,8 @@ void ServerWorker::open_connection(net::Fd fd) {
     }
     c.transport = std::move(tls).value();
     c.state = ConnState::kHandshake;
-  } else if (send_ring_) {
-    c.transport = send_ring_->adopt(std::move(fd), tag_of(slot, c.generation));
-    c.state = ConnState::kActive;
   } else {
-    c.transport = std::make_unique<net::TcpTransport>(std::move(fd));
+    c.transport = write_path_.wrap(std::move(fd), tag_of(slot, c.generation));
     c.state = ConnState::kActive;
   }
   c.readable = true;  // the request often arrives with the handshake
@@ -327,7 +306,7 @@ void ServerWorker::open_connection(net::Fd fd) {
   c.pending = Pending::kNone;
   c.opened = c.last_activity = c.head_started = loop_now_;
   ++live_;
-  const uint32_t events = send_ring_ ? kRingConnectionEvents : kConnectionEvents;
+  const uint32_t events = kConnectionEvents | write_path_.write_events();
   if (!loop_.add(c.transport->fd(), events, tag_of(slot, c.generation))) {
     close_connection(c);
     return;
@@ -339,9 +318,7 @@ void ServerWorker::close_connection(Connection& c) {
   if (c.state == ConnState::kFree) return;
   if (c.state == ConnState::kWaiting) add_in_flight(-1);  // its request is abandoned
   if (c.transport) shared_.open_connections.fetch_sub(1, std::memory_order_relaxed);
-  // Closing the socket also removes it from epoll (never dup'ed); the send ring may keep it
-  // open until its last responses are written, so it leaves the epoll set first.
-  if (c.transport && send_ring_ && c.transport->unsent() > 0) loop_.remove(c.transport->fd());
+  if (c.transport) write_path_.release(loop_, *c.transport);
   c.transport.reset();
   release_buffer(c);
   c.h2.reset();
@@ -1004,7 +981,7 @@ void ServerWorker::reject(Connection& c, const FixedResponse& r) {
 void ServerWorker::burn(core::Nanos cpu) {
   if (cpu <= core::Nanos::zero()) return;
   // Responses queued for the send ring go before the loop spends CPU on another request.
-  if (send_ring_ && send_ring_->has_queued()) (void)send_ring_->submit();
+  write_path_.submit_queued();
   burn_thread_cpu(cpu);
   loop_now_ = Clock::now();  // later events of this batch happen after the burn
 }

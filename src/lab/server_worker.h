@@ -25,9 +25,9 @@
 #include "lab/response.h"
 #include "lab/shipment_service.h"
 #include "net/event_loop.h"
-#include "net/send_ring.h"
 #include "net/socket.h"
 #include "net/transport.h"
+#include "net/write_path.h"
 
 namespace knee::http {
 struct RequestHead;
@@ -89,12 +89,11 @@ class ServerWorker {
   enum class Step : uint8_t { kNeedBytes, kProgress };
 
   ServerWorker(const ServerShared& shared, int index, net::EventLoop loop, net::Fd listener,
-               std::unique_ptr<net::SendRing> send_ring);
+               net::WritePath write_path);
 
   std::optional<core::TimePoint> next_deadline() const;
-  // --io uring: takes the ring's completions (driving each connection that has room to write
-  // again), then hands what the loop queued to the kernel. Errors: io_uring_enter's kIoError.
-  core::Status pass_sends();
+  // --io uring: the write path names a connection (its epoll tag) that has room to write again.
+  void on_writable(uint64_t tag);
   // Whether c still has response bytes to write: in c.out, or queued in its transport.
   static bool writing(const Connection& c);
   void dispatch(const epoll_event& event);
@@ -173,9 +172,9 @@ class ServerWorker {
   ReplyQueue replies_;                   // from the shipment service's store threads
   std::vector<StoreReply> reply_batch_;  // scratch for take_replies()
   net::Fd listener_;
-  // --io uring: writes every connection's responses (ServerOptions::io); null with epoll. Before
-  // slots_, so that it outlives the transports it made.
-  std::unique_ptr<net::SendRing> send_ring_;
+  // Makes the connections' transports; under --io uring (ServerOptions::io) batches their
+  // responses. Before slots_, so that it outlives the transports it made.
+  net::WritePath write_path_;
   core::Status failure_;                          // failure()
   bool accepting_ = true;                         // listener registered with the loop
   std::optional<core::TimePoint> accept_resume_;  // after EMFILE and friends
