@@ -70,7 +70,17 @@ struct H2ServerSession::Callbacks {
     // Copies: the handler may answer at once, which may close the stream and erase it.
     const std::string method = it->second.method;
     const std::string path = it->second.path;
-    s.handler_.on_request(frame->hd.stream_id, method, path, it->second.field_bytes);
+    s.handler_.on_request(frame->hd.stream_id, method, path, it->second.field_bytes,
+                          it->second.request_body_bytes);
+    return 0;
+  }
+
+  static int on_data_chunk_recv(nghttp2_session*, uint8_t, int32_t stream_id, const uint8_t*,
+                                size_t len, void* user_data) {
+    auto& streams = self(user_data).streams_;
+    if (auto it = streams.find(stream_id); it != streams.end()) {
+      it->second.request_body_bytes += len;
+    }
     return 0;
   }
 
@@ -107,6 +117,7 @@ Result<std::unique_ptr<H2ServerSession>> H2ServerSession::create(Handler& handle
   nghttp2_session_callbacks_set_on_begin_headers_callback(cb, Callbacks::on_begin_headers);
   nghttp2_session_callbacks_set_on_header_callback(cb, Callbacks::on_header);
   nghttp2_session_callbacks_set_on_frame_recv_callback(cb, Callbacks::on_frame_recv);
+  nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cb, Callbacks::on_data_chunk_recv);
   nghttp2_session_callbacks_set_on_stream_close_callback(cb, Callbacks::on_stream_close);
   const int rv = nghttp2_session_server_new(&s->session_, cb, s.get());
   nghttp2_session_callbacks_del(cb);

@@ -31,9 +31,10 @@ class H2ServerSession {
     virtual ~Handler() = default;
     // A complete request on `stream_id`; the views are valid during the call only.
     // `field_bytes`: its header fields' size as HPACK counts it (name + value + 32 each, RFC 9113
-    // §6.5.2), for the same 8 KiB limit as an HTTP/1.1 header section.
+    // §6.5.2), for the same 8 KiB limit as an HTTP/1.1 header section. `body_bytes`: the bytes
+    // of its DATA frames (counted, not kept), for the same limit as an HTTP/1.1 Content-Length.
     virtual void on_request(int32_t stream_id, std::string_view method, std::string_view path,
-                            size_t field_bytes) = 0;
+                            size_t field_bytes, uint64_t body_bytes) = 0;
     // `stream_id` closed before or after its answer (the client reset it, or it was answered):
     // work still pending for it can be dropped.
     virtual void on_stream_closed(int32_t stream_id) = 0;
@@ -74,9 +75,10 @@ class H2ServerSession {
   struct Stream {
     std::string method, path;
     size_t field_bytes = 0;
-    core::TimePoint begun{};  // receive()'s `now` when its HEADERS began
-    bool complete = false;    // END_STREAM received: the request reached the Handler
-    std::string body;         // the response body being sent
+    uint64_t request_body_bytes = 0;  // DATA received, for on_request()
+    core::TimePoint begun{};          // receive()'s `now` when its HEADERS began
+    bool complete = false;            // END_STREAM received: the request reached the Handler
+    std::string body;                 // the response body being sent
     size_t body_sent = 0;
   };
   struct Callbacks;

@@ -61,8 +61,8 @@ uint64_t tag_of(uint32_t slot, uint32_t generation) {
 struct H2Handler final : H2ServerSession::Handler {
   H2Handler(ServerWorker& w, uint32_t s) : worker(w), slot(s) {}
   void on_request(int32_t stream_id, std::string_view method, std::string_view path,
-                  size_t field_bytes) override {
-    worker.on_h2_request(slot, stream_id, method, path, field_bytes);
+                  size_t field_bytes, uint64_t body_bytes) override {
+    worker.on_h2_request(slot, stream_id, method, path, field_bytes, body_bytes);
   }
   void on_stream_closed(int32_t stream_id) override { worker.on_h2_stream_closed(slot, stream_id); }
   ServerWorker& worker;
@@ -519,7 +519,7 @@ void ServerWorker::drive_h2(Connection& c) {
 }
 
 void ServerWorker::on_h2_request(uint32_t slot, int32_t stream_id, std::string_view method,
-                                 std::string_view path, size_t field_bytes) {
+                                 std::string_view path, size_t field_bytes, uint64_t body_bytes) {
   const uint32_t generation = slots_[slot]->generation;
   const uint32_t s = take_slot();
   Connection& stream = *slots_[s];
@@ -546,6 +546,8 @@ void ServerWorker::on_h2_request(uint32_t slot, int32_t stream_id, std::string_v
     respond_fixed(stream, fields_too_large_, ConnectionMode::kKeepAlive, false);
   } else if (bad_byte || path.empty()) {
     respond_fixed(stream, bad_request_, ConnectionMode::kKeepAlive, false);
+  } else if (body_bytes > shared_.options.max_body_bytes) {
+    respond_fixed(stream, request_too_large_, ConnectionMode::kKeepAlive, false);
   } else {
     http::RequestHead head;
     head.method = method;

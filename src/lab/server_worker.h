@@ -158,7 +158,7 @@ class ServerWorker {
   void start_h2(Connection& c);
   void drive_h2(Connection& c);
   void on_h2_request(uint32_t slot, int32_t stream_id, std::string_view method,
-                     std::string_view path, size_t field_bytes);
+                     std::string_view path, size_t field_bytes, uint64_t body_bytes);
   void on_h2_stream_closed(uint32_t slot, int32_t stream_id);
   // Hands a stream slot's response to its connection's session and frees the slot; returns the
   // connection to write it on, or null when that connection has gone.

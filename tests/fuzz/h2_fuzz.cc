@@ -73,7 +73,8 @@ struct ServerHandler final : knee::lab::H2ServerSession::Handler {
   knee::lab::H2ServerSession* session = nullptr;
   std::vector<int32_t> pending;
   std::set<int32_t> closed;
-  void on_request(int32_t stream_id, std::string_view, std::string_view, size_t) override {
+  void on_request(int32_t stream_id, std::string_view, std::string_view, size_t,
+                  uint64_t) override {
     check(closed.count(stream_id) == 0);
     pending.push_back(stream_id);
   }
