@@ -442,32 +442,37 @@ std::string render_run_text(const RunDocument& doc) {
   const int k = level.repeats;
   const char* threads = r.threads == 1 ? "thread" : "threads";
   const int connections = connections_of(r);
+  // Regression (a trial): Ctrl-C in the warm-up printed "0.00 s measured after 3.00 s warm-up".
+  const std::string measured =
+      r.interrupted && r.duration_s == 0
+          ? fmt::format("interrupted in the {:.2f} s warm-up: nothing measured",
+                        doc.params.warmup_s)
+          : fmt::format("{:.2f} s measured after {:.2f} s warm-up", r.duration_s,
+                        doc.params.warmup_s);
   std::string out;
   out += fmt::format("knee run {}\n", load_line(doc.params));
   if (r.open && doc.params.stages) {
     out += fmt::format(
         "  open loop in stages {} ({}), {} req/s intended on average, up to {} "
-        "connections, {} {}, {:.2f} s measured after {:.2f} s warm-up\n",
+        "connections, {} {}, {}\n",
         *doc.params.stages, arrival_text(doc.params), rate_text(r.open->target_rate_rps),
-        connections, r.threads, threads, r.duration_s, doc.params.warmup_s);
+        connections, r.threads, threads, measured);
   } else if (r.open) {
     out += fmt::format(
         "  open loop: {} req/s target ({}), up to {} connections{}, {} "
-        "{}, {:.2f} s measured after {:.2f} s warm-up\n",
+        "{}, {}\n",
         rate_text(r.open->target_rate_rps), arrival_text(doc.params), connections,
         doc.params.per_connection.value_or(1) > 1
             ? fmt::format(" x {} per connection", *doc.params.per_connection)
             : "",
-        r.threads, threads, r.duration_s, doc.params.warmup_s);
+        r.threads, threads, measured);
   } else {
     const int per = doc.params.per_connection.value_or(1);
     const int opened = connections / per;
-    out += fmt::format(
-        "  closed loop: {} connection{}{}, {} {}, {:.2f} s measured after {:.2f} s "
-        "warm-up\n",
-        opened, opened == 1 ? "" : "s",
-        per > 1 ? fmt::format(" x {} = {} in flight", per, connections) : "", r.threads, threads,
-        r.duration_s, doc.params.warmup_s);
+    out +=
+        fmt::format("  closed loop: {} connection{}{}, {} {}, {}\n", opened, opened == 1 ? "" : "s",
+                    per > 1 ? fmt::format(" x {} = {} in flight", per, connections) : "", r.threads,
+                    threads, measured);
   }
   out += keepalive_text(doc.params, r.open.has_value());
   out += protocol_text(doc.params, r.open.has_value());

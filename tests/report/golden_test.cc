@@ -173,6 +173,21 @@ TEST(RunText, AStagedRunsServerLineGivesItsBusiestSample) {
       << text;
 }
 
+// Regression (a trial): Ctrl-C in the warm-up printed "0.00 s measured after 3.00 s warm-up", as
+// if a warm-up had run whole and nothing been measured after it.
+TEST(RunText, ARunInterruptedInItsWarmupSaysNothingWasMeasured) {
+  RunDocument d = testing::golden_open_run_report();
+  d.params.warmup_s = 3;
+  d.level.median.interrupted = true;
+  d.level.median.duration_s = 0;
+  EXPECT_NE(render_run_text(d).find(", interrupted in the 3.00 s warm-up: nothing measured\n"),
+            std::string::npos)
+      << render_run_text(d);
+  d.level.median.duration_s = 1.5;  // interrupted while measuring: what was measured, as before
+  EXPECT_NE(render_run_text(d).find(", 1.50 s measured after 3.00 s warm-up\n"), std::string::npos)
+      << render_run_text(d);
+}
+
 // Regression (a new user's trial): a rate of 7.5 req/s (-w 0.5s into a ramp, or -r 7.5) was
 // printed "7 req/s"; whole rates stay whole.
 TEST(RunText, AFractionalRateKeepsItsDecimal) {
