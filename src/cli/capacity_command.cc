@@ -16,6 +16,7 @@
 #include "cli/load_flags.h"
 #include "cli/output.h"
 #include "cli/progress.h"
+#include "engine/load.h"
 #include "harness/capacity.h"
 #include "report/capacity.h"
 
@@ -110,6 +111,8 @@ class CapacityCommand final : public Subcommand {
     flags_.rate_given = true;
     auto base = flags_.to_options();
     if (!base) return report_failure(base.status());
+    // Regression (a trial): a kernel without io_uring failed the first step, after the header.
+    if (Status s = engine::check_io_path(base->io); !s) return report_failure(s);
     FileOrStdout json_file;  // opened before the search, so a bad path costs no measurement
     if (Status s = json_file.open("--json", json_, flags_.input_files()); !s) {
       return report_failure(s);

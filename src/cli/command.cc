@@ -36,6 +36,11 @@ std::string flag_of(const std::string& field) {
   return field;
 }
 
+std::string failure_text(const Status& status) {
+  if (status.field().empty()) return status.message();
+  return fmt::format("{}: {}", flag_of(status.field()), status.message());
+}
+
 int report_failure(const Status& status) { return report_failure(status, ""); }
 
 int report_failure(const Status& status, std::string_view command) {
@@ -46,11 +51,7 @@ int report_failure(const Status& status, std::string_view command) {
     fmt::print(stderr, "{}: interrupted before measuring began ({})\n", who, status.message());
     return kExitInterrupted;
   }
-  if (status.field().empty()) {
-    fmt::print(stderr, "{}: {}\n", who, status.message());
-  } else {
-    fmt::print(stderr, "{}: {}: {}\n", who, flag_of(status.field()), status.message());
-  }
+  fmt::print(stderr, "{}: {}\n", who, failure_text(status));
   return status.code() == Status::Code::kInvalidArgument ? kExitBadInput : kExitRunFailed;
 }
 

@@ -36,6 +36,10 @@ class Subcommand {
 // when there is none.
 std::string flag_of(const std::string& field);
 
+// "<flag>: <message>", or the message alone when the failure names no field: a Status::what() in
+// the user's terms.
+std::string failure_text(const core::Status& status);
+
 // Prints "knee: <flag>: <message>" (or "knee: <message>") to stderr and returns the exit code
 // for it: 2 for bad input (kInvalidArgument), 1 for everything else.
 int report_failure(const core::Status& status);

@@ -179,6 +179,15 @@ int report_parse_error(const CLI::ParseError& e, const KneeApp& knee_app, int ar
     const bool number =
         !value.empty() && value.find_first_not_of("0123456789+-.eE") == std::string::npos;
     if (!number) what = fmt::format("{}: '{}' is not a number", what.substr(0, at), value);
+  } else if (const size_t in = what.find(" not in {");
+             in != std::string::npos && what.find(": ") < in && what.ends_with("}")) {
+    // CLI::IsMember's "--io: uring2 not in {epoll,uring}": the value quoted, so an empty one shows
+    // (regression: `--io ''` printed "--io:  not in ..."), and the choices as a list.
+    const size_t colon = what.find(": ");
+    std::string choices = what.substr(in + 9, what.size() - in - 10);
+    std::replace(choices.begin(), choices.end(), ',', '|');
+    what = fmt::format("{}: '{}' is not one of {}", what.substr(0, colon),
+                       what.substr(colon + 2, in - colon - 2), choices);
   } else if (what.find(": At Most 1 required but received ") != std::string::npos) {
     // CLI11's ArgumentMismatch for a flag given twice (regression: `--stages 1s:10 --stages
     // 1s:20` printed it as it stands).

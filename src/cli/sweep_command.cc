@@ -175,14 +175,14 @@ class SweepCommand final : public Subcommand {
       doc.warnings.push_back(fmt::format("{} during {} {}: that level is left out{}",
                                          result.interrupted ? "interrupted" : "failed",
                                          by_rate ? "rate" : "concurrency", level,
-                                         result.failed ? ": " + result.failed->what() : ""));
+                                         result.failed ? ": " + failure_text(*result.failed) : ""));
     }
     const std::vector<report::ThresholdOutcome> outcomes =
         report::check_thresholds(*thresholds, doc.levels, /*name_levels=*/true);
     doc.thresholds = outcomes;
     if (Status s = files.write(doc, report::render_sweep_text(doc)); !s) return report_failure(s);
     if (result.failed) {
-      fmt::print(stderr, "knee: {}\n", result.failed->what());
+      fmt::print(stderr, "knee: {}\n", failure_text(*result.failed));
       return kExitRunFailed;
     }
     if (result.interrupted) return kExitInterrupted;

@@ -184,7 +184,11 @@ INSTANTIATE_TEST_SUITE_P(
                  "--json and --html"},
         BadInput{{"run", "https://127.0.0.1:1/", "--io", "uring"},
                  "--io: uring is for plain http://"},
-        BadInput{{"sweep", "http://127.0.0.1:1/", "--levels", "1", "--io", "poll"}, "--io"}));
+        BadInput{{"sweep", "http://127.0.0.1:1/", "--levels", "1", "--io", "poll"},
+                 "--io: 'poll' is not one of epoll|uring"},
+        // Regression (a trial): an empty value printed "--io:  not in {epoll,uring}".
+        BadInput{{"run", "http://127.0.0.1:1/", "--io", ""},
+                 "--io: '' is not one of epoll|uring"}));
 
 // --io uring: the run and a sweep write their requests through the send ring, account for every
 // request, and say so in the text and the JSON; a saved run renders back to the same text.
@@ -218,6 +222,41 @@ TEST(Cli, IoUringRunsAndSweepsSayHowTheyWroteTheirRequests) {
       {KNEE_BINARY, "run", server.url(), "-c", "1", "-n", "10", "-w", "0", "--json", "-"});
   ASSERT_EQ(e.exit_code, 0) << e.err;
   EXPECT_FALSE(nlohmann::json::parse(e.out)["params"].contains("io"));
+}
+
+// --io uring where the kernel has no io_uring (no_io_uring's seccomp filter): each command stops
+// before it measures or prints anything, exit 1, one line naming --io and the way out.
+// Regression (a trial): `knee capacity` printed its table's header first.
+TEST(Cli, IoUringOnAKernelWithoutItStopsBeforeAnythingIsMeasured) {
+  testing::ScriptedServer server(testing::ScriptedServer::always_ok());
+  const std::vector<std::vector<std::string>> commands = {
+      {"run", server.url(), "-c", "1", "-n", "10", "-w", "0"},
+      {"sweep", server.url(), "--levels", "1,2", "-n", "10", "-w", "0"},
+      {"capacity", server.url(), "--slo", "p99<1s", "--start-rate", "10", "-d", "1s", "-w", "0"},
+  };
+  for (const auto& command : commands) {
+    std::vector<std::string> argv = {NO_IO_URING_BINARY, KNEE_BINARY};
+    argv.insert(argv.end(), command.begin(), command.end());
+    argv.insert(argv.end(), {"--io", "uring"});
+    auto r = run_process(argv, std::chrono::seconds(30));
+    if (r.exit_code == 77) GTEST_SKIP() << r.err;  // no seccomp filter here
+    EXPECT_EQ(r.exit_code, 1) << command[0] << ": " << r.err;
+    EXPECT_NE(r.err.find("knee: --io: uring: this kernel has no io_uring or forbids it; leave "
+                         "--io at epoll"),
+              std::string::npos)
+        << command[0] << ": " << r.err;
+    EXPECT_EQ(count_lines(r.err), 1) << command[0] << ": " << r.err;
+    EXPECT_TRUE(r.out.empty()) << command[0] << ": " << r.out;
+  }
+  EXPECT_TRUE(server.targets().empty()) << "nothing was sent";
+  // The lab server refuses to start rather than serve on another path than asked.
+  auto serve =
+      run_process({NO_IO_URING_BINARY, KNEE_BINARY, "serve", "--port", "0", "--io", "uring"},
+                  std::chrono::seconds(30));
+  EXPECT_EQ(serve.exit_code, 1) << serve.err;
+  EXPECT_NE(serve.err.find("knee serve: --io uring: this kernel has no io_uring or forbids it"),
+            std::string::npos)
+      << serve.err;
 }
 
 // -n (issue 12, point 5): a count instead of a duration, for a run and for each sweep level.
