@@ -16,8 +16,8 @@
 #include "cli/load_flags.h"
 #include "cli/output.h"
 #include "cli/progress.h"
-#include "engine/load.h"
 #include "harness/capacity.h"
+#include "net/write_path.h"
 #include "report/capacity.h"
 
 namespace knee::cli {
@@ -112,7 +112,7 @@ class CapacityCommand final : public Subcommand {
     auto base = flags_.to_options();
     if (!base) return report_failure(base.status());
     // Regression (a trial): a kernel without io_uring failed the first step, after the header.
-    if (Status s = engine::check_io_path(base->io); !s) return report_failure(s);
+    if (Status s = net::WritePath::check(base->io); !s) return report_failure(s);
     FileOrStdout json_file;  // opened before the search, so a bad path costs no measurement
     if (Status s = json_file.open("--json", json_, flags_.input_files()); !s) {
       return report_failure(s);

@@ -179,8 +179,9 @@ int report_parse_error(const CLI::ParseError& e, const KneeApp& knee_app, int ar
     const bool number =
         !value.empty() && value.find_first_not_of("0123456789+-.eE") == std::string::npos;
     if (!number) what = fmt::format("{}: '{}' is not a number", what.substr(0, at), value);
-  } else if (const size_t in = what.find(" not in {");
-             in != std::string::npos && what.find(": ") < in && what.ends_with("}")) {
+  } else if (const size_t in = what.rfind(" not in {");
+             dynamic_cast<const CLI::ValidationError*>(&e) != nullptr && in != std::string::npos &&
+             what.find(": ") < in && what.ends_with("}")) {
     // CLI::IsMember's "--io: uring2 not in {epoll,uring}": the value quoted, so an empty one shows
     // (regression: `--io ''` printed "--io:  not in ..."), and the choices as a list.
     const size_t colon = what.find(": ");

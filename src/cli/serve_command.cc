@@ -147,12 +147,7 @@ class ServeCommand final : public Subcommand {
       }
       std::fflush(stdout);
     });
-    if (!clean && clean.status().field() == "io") {  // no io_uring here
-      return fail(clean.status()
-                      .with_field("--io uring")
-                      .with_context("this kernel has no io_uring or forbids it; leave --io at "
-                                    "epoll"));
-    }
+    if (!clean && clean.status().field() == "io") return fail(clean.status());  // no io_uring
     if (!clean) return fail(ServerLimitFlags::named(clean.status()));
     if (!*clean) {
       fmt::print(stderr, "knee serve: drain timed out after {}: requests in flight were cut off\n",

@@ -17,6 +17,7 @@
 #include "engine/load_worker.h"
 #include "engine/mix.h"
 #include "net/socket.h"
+#include "net/write_path.h"
 
 namespace knee::engine {
 
@@ -310,22 +311,11 @@ Status check_h2c(const net::SocketAddress& address, core::Nanos timeout) {
 
 }  // namespace
 
-Status check_io_path(net::IoPath io) {
-  if (io == net::IoPath::kEpoll) return Status::success();
-  auto ring = net::SendRing::create(8);
-  if (ring) return Status::success();
-  const int err = ring.status().os_error();
-  return ring.status().with_field("io").with_context(
-      err == ENOSYS || err == EPERM
-          ? "uring: this kernel has no io_uring or forbids it; leave --io at epoll"
-          : "uring: io_uring could not be set up here; leave --io at epoll");
-}
-
 Result<core::RunResult> run_load(const LoadOptions& options, const RunControl& control) {
   if (Status s = options.validate(); !s) return s;
   // Asked once before any thread starts: a kernel without io_uring is one clear error, not a
   // failure of every worker.
-  if (Status s = check_io_path(options.io); !s) return s;
+  if (Status s = net::WritePath::check(options.io); !s) return s;
   auto compiled = compile_requests(options);
   if (!compiled) return compiled.status();
   const WorkerRequests requests = std::move(compiled).value();

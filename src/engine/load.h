@@ -186,12 +186,6 @@ core::Status check_placeholders(std::string_view target, std::string_view field)
 // 0..count-1, or a share with no connection (or no request of -n) left for some part.
 core::Result<LoadOptions> part_of(const LoadOptions& whole, int index, int count);
 
-// Whether this host can write the way `io` asks: for kUring it sets up a small io_uring and
-// lets it go, so a command can fail before it prints or measures anything. Errors: kIoError with
-// field "io", saying whether the kernel has no io_uring or forbids it (ENOSYS, EPERM) or could
-// not set one up (ENOMEM and the like). kEpoll always succeeds.
-core::Status check_io_path(net::IoPath io);
-
 // Runs one load test. Errors: kInvalidArgument for bad options (a scheme other than http and
 // https, a bad method, an unreadable CA bundle or client certificate), kUnavailable when the
 // target cannot be resolved, connected to or (https) shaken hands with before the run (the

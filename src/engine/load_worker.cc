@@ -76,7 +76,7 @@ Status LoadWorker::run(StartGate& gate) {
     if (!path) {
       gate.arrive();
       loop_ = nullptr;
-      return path.status().with_field("io");
+      return path.status();
     }
     write_path_ = std::move(path).value();
   }

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <charconv>
 #include <cstring>
 #include <vector>
 
@@ -54,32 +55,47 @@ struct H2ServerSession::Callbacks {
     const std::string_view v(reinterpret_cast<const char*>(value), valuelen);
     if (n == ":method") it->second.method = v;
     if (n == ":path") it->second.path = v;
+    if (n == "content-length") {  // nghttp2 has checked it is a number
+      uint64_t length = 0;
+      std::from_chars(v.data(), v.data() + v.size(), length);
+      it->second.content_length = length;
+    }
     it->second.field_bytes += namelen + valuelen + 32;
     return 0;
   }
 
   static int on_frame_recv(nghttp2_session*, const nghttp2_frame* frame, void* user_data) {
-    const bool request_done =
-        (frame->hd.type == NGHTTP2_HEADERS || frame->hd.type == NGHTTP2_DATA) &&
-        (frame->hd.flags & NGHTTP2_FLAG_END_STREAM) != 0;
-    if (!request_done) return 0;
+    if (frame->hd.type != NGHTTP2_HEADERS && frame->hd.type != NGHTTP2_DATA) return 0;
     H2ServerSession& s = self(user_data);
     auto it = s.streams_.find(frame->hd.stream_id);
     if (it == s.streams_.end()) return 0;
-    it->second.complete = true;
-    // Copies: the handler may answer at once, which may close the stream and erase it.
-    const std::string method = it->second.method;
-    const std::string path = it->second.path;
-    s.handler_.on_request(frame->hd.stream_id, method, path, it->second.field_bytes,
-                          it->second.request_body_bytes);
+    const bool ended = (frame->hd.flags & NGHTTP2_FLAG_END_STREAM) != 0;
+    if (ended) it->second.client_done = true;
+    // A declared body over the limit is answered at its HEADERS, as HTTP/1.1 at its head.
+    if (ended || it->second.content_length > s.max_body_bytes_) s.deliver(frame->hd.stream_id);
     return 0;
   }
 
   static int on_data_chunk_recv(nghttp2_session*, uint8_t, int32_t stream_id, const uint8_t*,
                                 size_t len, void* user_data) {
-    auto& streams = self(user_data).streams_;
-    if (auto it = streams.find(stream_id); it != streams.end()) {
-      it->second.request_body_bytes += len;
+    H2ServerSession& s = self(user_data);
+    auto it = s.streams_.find(stream_id);
+    if (it == s.streams_.end()) return 0;
+    it->second.request_body_bytes += len;
+    if (it->second.request_body_bytes > s.max_body_bytes_) s.deliver(stream_id);
+    return 0;
+  }
+
+  // An answer sent whole before its request ended: the client may stop sending (RFC 9113 §8.1).
+  static int on_frame_send(nghttp2_session* session, const nghttp2_frame* frame, void* user_data) {
+    if ((frame->hd.type != NGHTTP2_HEADERS && frame->hd.type != NGHTTP2_DATA) ||
+        (frame->hd.flags & NGHTTP2_FLAG_END_STREAM) == 0) {
+      return 0;
+    }
+    H2ServerSession& s = self(user_data);
+    auto it = s.streams_.find(frame->hd.stream_id);
+    if (it != s.streams_.end() && !it->second.client_done) {
+      nghttp2_submit_rst_stream(session, NGHTTP2_FLAG_NONE, frame->hd.stream_id, NGHTTP2_NO_ERROR);
     }
     return 0;
   }
@@ -107,9 +123,22 @@ struct H2ServerSession::Callbacks {
   }
 };
 
+void H2ServerSession::deliver(int32_t id) {
+  auto it = streams_.find(id);
+  if (it == streams_.end() || it->second.complete) return;
+  Stream& st = it->second;
+  st.complete = true;
+  // Copies: the handler may answer at once, which may close the stream and erase it.
+  const std::string method = st.method;
+  const std::string path = st.path;
+  handler_.on_request(id, method, path, st.field_bytes,
+                      std::max(st.request_body_bytes, st.content_length));
+}
+
 Result<std::unique_ptr<H2ServerSession>> H2ServerSession::create(Handler& handler,
-                                                                 uint32_t max_streams) {
-  std::unique_ptr<H2ServerSession> s(new H2ServerSession(handler));
+                                                                 uint32_t max_streams,
+                                                                 uint64_t max_body_bytes) {
+  std::unique_ptr<H2ServerSession> s(new H2ServerSession(handler, max_body_bytes));
   nghttp2_session_callbacks* cb = nullptr;
   if (nghttp2_session_callbacks_new(&cb) != 0) {
     return Status::io_error("HTTP/2: cannot allocate the session's callbacks");
@@ -118,6 +147,7 @@ Result<std::unique_ptr<H2ServerSession>> H2ServerSession::create(Handler& handle
   nghttp2_session_callbacks_set_on_header_callback(cb, Callbacks::on_header);
   nghttp2_session_callbacks_set_on_frame_recv_callback(cb, Callbacks::on_frame_recv);
   nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cb, Callbacks::on_data_chunk_recv);
+  nghttp2_session_callbacks_set_on_frame_send_callback(cb, Callbacks::on_frame_send);
   nghttp2_session_callbacks_set_on_stream_close_callback(cb, Callbacks::on_stream_close);
   const int rv = nghttp2_session_server_new(&s->session_, cb, s.get());
   nghttp2_session_callbacks_del(cb);

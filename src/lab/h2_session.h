@@ -29,10 +29,12 @@ class H2ServerSession {
   class Handler {
    public:
     virtual ~Handler() = default;
-    // A complete request on `stream_id`; the views are valid during the call only.
-    // `field_bytes`: its header fields' size as HPACK counts it (name + value + 32 each, RFC 9113
-    // §6.5.2), for the same 8 KiB limit as an HTTP/1.1 header section. `body_bytes`: the bytes
-    // of its DATA frames (counted, not kept), for the same limit as an HTTP/1.1 Content-Length.
+    // A complete request on `stream_id`, or one whose body went over the session's
+    // `max_body_bytes` (then at once, its DATA still coming); the views are valid during the
+    // call only. `field_bytes`: its header fields' size as HPACK counts it (name + value + 32
+    // each, RFC 9113 §6.5.2), for the same 8 KiB limit as an HTTP/1.1 header section.
+    // `body_bytes`: the bytes of its DATA frames (counted, not kept), or its content-length
+    // when that is larger, for the same limit as an HTTP/1.1 Content-Length.
     virtual void on_request(int32_t stream_id, std::string_view method, std::string_view path,
                             size_t field_bytes, uint64_t body_bytes) = 0;
     // `stream_id` closed before or after its answer (the client reset it, or it was answered):
@@ -44,9 +46,12 @@ class H2ServerSession {
   static constexpr std::string_view kClientPreface = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 
   // A session whose SETTINGS (at most `max_streams` concurrent streams) are queued for pull().
+  // A request whose content-length or DATA goes over `max_body_bytes` reaches the Handler then,
+  // not at its end; once its answer is sent the stream is reset with NO_ERROR, which asks the
+  // client to stop sending the body (RFC 9113 §8.1), so the rest is never read.
   // Errors: kIoError when nghttp2 cannot allocate it.
-  static core::Result<std::unique_ptr<H2ServerSession>> create(Handler& handler,
-                                                               uint32_t max_streams);
+  static core::Result<std::unique_ptr<H2ServerSession>> create(
+      Handler& handler, uint32_t max_streams, uint64_t max_body_bytes = UINT64_MAX);
   ~H2ServerSession();
   H2ServerSession(const H2ServerSession&) = delete;
   H2ServerSession& operator=(const H2ServerSession&) = delete;
@@ -76,15 +81,21 @@ class H2ServerSession {
     std::string method, path;
     size_t field_bytes = 0;
     uint64_t request_body_bytes = 0;  // DATA received, for on_request()
+    uint64_t content_length = 0;      // as the client declared it (0: none)
     core::TimePoint begun{};          // receive()'s `now` when its HEADERS began
-    bool complete = false;            // END_STREAM received: the request reached the Handler
+    bool complete = false;            // the request reached the Handler
+    bool client_done = false;         // END_STREAM received
     std::string body;                 // the response body being sent
     size_t body_sent = 0;
   };
   struct Callbacks;
-  explicit H2ServerSession(Handler& handler) : handler_(handler) {}
+  H2ServerSession(Handler& handler, uint64_t max_body_bytes)
+      : handler_(handler), max_body_bytes_(max_body_bytes) {}
+  // Hands stream `id`'s request to the Handler once (complete, or its body over the limit).
+  void deliver(int32_t id);
 
   Handler& handler_;
+  uint64_t max_body_bytes_;
   nghttp2_session* session_ = nullptr;
   std::map<int32_t, Stream> streams_;
   core::TimePoint now_{};  // receive()'s `now`, during the call

@@ -81,7 +81,7 @@ Result<std::unique_ptr<ServerWorker>> ServerWorker::create(const ServerShared& s
   if (!added) return added;
   auto path =
       net::WritePath::open(shared.options.tls ? net::IoPath::kEpoll : shared.options.io, *loop);
-  if (!path) return path.status().with_field("io");
+  if (!path) return path.status();
   return std::unique_ptr<ServerWorker>(new ServerWorker(
       shared, index, std::move(loop).value(), std::move(listener), std::move(path).value()));
 }
@@ -459,7 +459,7 @@ void ServerWorker::drive(Connection& c) {
 
 void ServerWorker::start_h2(Connection& c) {
   auto handler = std::make_unique<H2Handler>(*this, c.slot);
-  auto session = H2ServerSession::create(*handler, kMaxStreams);
+  auto session = H2ServerSession::create(*handler, kMaxStreams, shared_.options.max_body_bytes);
   if (!session) {
     close_connection(c);
     return;

@@ -2,14 +2,34 @@
 
 #include <sys/epoll.h>
 
+#include <cerrno>
 #include <utility>
 
 namespace knee::net {
 
+namespace {
+
+// SendRing::create's failure in the user's terms, with the field the flag is found by.
+core::Status unavailable(const core::Status& failed) {
+  const int err = failed.os_error();
+  return failed.with_field("io").with_context(
+      err == ENOSYS || err == EPERM
+          ? "uring: this kernel has no io_uring or forbids it; leave --io at epoll"
+          : "uring: io_uring could not be set up here; leave --io at epoll");
+}
+
+}  // namespace
+
+core::Status WritePath::check(IoPath io) {
+  if (io == IoPath::kEpoll) return core::Status::success();
+  auto ring = SendRing::create(8);
+  return ring ? core::Status::success() : unavailable(ring.status());
+}
+
 core::Result<WritePath> WritePath::open(IoPath io, EventLoop& loop) {
   if (io == IoPath::kEpoll) return WritePath();
   auto ring = SendRing::create();
-  if (!ring) return ring.status();
+  if (!ring) return unavailable(ring.status());
   if (core::Status added = loop.add(ring.value()->fd(), EPOLLIN, kSendRingTag); !added) {
     return added;  // level-triggered: completions left unreaped wake the next wait too
   }

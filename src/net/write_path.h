@@ -33,8 +33,13 @@ class WritePath {
   WritePath() = default;
   // Opens the path `io` names. kUring: a SendRing, its fd watched by `loop` (EPOLLIN under
   // kSendRingTag; the owner ignores those events, pass() takes the completions).
-  // Errors: SendRing::create's (kIoError: ENOSYS, EPERM, ENOMEM) and EventLoop::add's.
+  // Errors: kIoError with field "io" when no io_uring can be set up, its message saying whether
+  // the kernel has none or forbids it (ENOSYS, EPERM) or could not give one (ENOMEM and the
+  // like) and naming the way out ("leave --io at epoll"); EventLoop::add's, with no field.
   static core::Result<WritePath> open(IoPath io, EventLoop& loop);
+  // Whether open(io, ...) can succeed here, asked before anything starts: kUring sets up a small
+  // io_uring and lets it go. Errors: open()'s with field "io". kEpoll always succeeds.
+  static core::Status check(IoPath io);
 
   IoPath io() const { return ring_ ? IoPath::kUring : IoPath::kEpoll; }
 
@@ -56,9 +61,10 @@ class WritePath {
   // must not sleep then. Always false on the epoll path.
   bool pending() const;
 
-  // Call before destroying `transport`, one of wrap()'s: the ring keeps a socket with unwritten
-  // bytes open until they are out, so that socket leaves `loop` now (only then: an epoll_ctl per
-  // close would cost a connection per request more than the ring saves).
+  // Call before destroying a connection's transport (any: one not from wrap() holds nothing
+  // back): the ring keeps a socket with unwritten bytes open until they are out, so that socket
+  // leaves `loop` now; only then, since an epoll_ctl per close would cost a connection per
+  // request (--no-keepalive) more than the ring saves.
   void release(EventLoop& loop, const Transport& transport) const;
 
   // Hands what is queued to the kernel now, not at the next pass(): before a long CPU burn, and
@@ -68,8 +74,9 @@ class WritePath {
   // Sockets of closed connections whose bytes the ring is still writing (0 on the epoll path).
   size_t unwritten_connections() const;
 
-  // Gives up on the unwritten bytes of connections closed at least `limit` before `now`, on the
-  // caller's clock (SendRing::expire_orphans).
+  // Gives up on the unwritten bytes of closed connections that an earlier call already saw
+  // closed at least `limit` before `now`: the limit runs on the caller's clock from the first
+  // call after the close, so it ends up to one calling period late (SendRing::expire_orphans).
   void expire(core::TimePoint now, core::Nanos limit);
 
  private:

@@ -443,12 +443,14 @@ std::string render_run_text(const RunDocument& doc) {
   const char* threads = r.threads == 1 ? "thread" : "threads";
   const int connections = connections_of(r);
   // Regression (a trial): Ctrl-C in the warm-up printed "0.00 s measured after 3.00 s warm-up".
-  const std::string measured =
-      r.interrupted && r.duration_s == 0
-          ? fmt::format("interrupted in the {:.2f} s warm-up: nothing measured",
-                        doc.params.warmup_s)
-          : fmt::format("{:.2f} s measured after {:.2f} s warm-up", r.duration_s,
-                        doc.params.warmup_s);
+  std::string measured =
+      fmt::format("{:.2f} s measured after {:.2f} s warm-up", r.duration_s, doc.params.warmup_s);
+  if (r.interrupted && r.duration_s == 0) {
+    measured = doc.params.warmup_s > 0
+                   ? fmt::format("interrupted in the {:.2f} s warm-up: nothing measured",
+                                 doc.params.warmup_s)
+                   : "interrupted before measuring began";
+  }
   std::string out;
   out += fmt::format("knee run {}\n", load_line(doc.params));
   if (r.open && doc.params.stages) {

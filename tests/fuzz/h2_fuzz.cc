@@ -73,9 +73,11 @@ struct ServerHandler final : knee::lab::H2ServerSession::Handler {
   knee::lab::H2ServerSession* session = nullptr;
   std::vector<int32_t> pending;
   std::set<int32_t> closed;
+  std::set<int32_t> delivered;
   void on_request(int32_t stream_id, std::string_view, std::string_view, size_t,
                   uint64_t) override {
     check(closed.count(stream_id) == 0);
+    check(delivered.insert(stream_id).second);  // once, complete or over the body limit
     pending.push_back(stream_id);
   }
   void on_stream_closed(int32_t stream_id) override { closed.insert(stream_id); }
@@ -83,7 +85,7 @@ struct ServerHandler final : knee::lab::H2ServerSession::Handler {
 
 void fuzz_server(std::string_view bytes, size_t piece) {
   ServerHandler handler;
-  auto session = knee::lab::H2ServerSession::create(handler, 16);
+  auto session = knee::lab::H2ServerSession::create(handler, 16, /*max_body_bytes=*/64);
   check(session.has_value());
   handler.session = session->get();
   std::string input(knee::lab::H2ServerSession::kClientPreface);

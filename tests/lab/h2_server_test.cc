@@ -70,6 +70,7 @@ class Client : public http::H2Client::Listener {
       ASSERT_TRUE(session_->pull(out).is_ok());
       if (!out.empty()) {
         ASSERT_TRUE(net::send_all(*transport_, out, "h2"));
+        sent_bytes += out.size();
       }
       pollfd p{transport_->fd(), POLLIN, 0};
       if (::poll(&p, 1, 50) <= 0) continue;
@@ -98,6 +99,7 @@ class Client : public http::H2Client::Listener {
   std::map<uint32_t, uint64_t> bodies;
   std::map<uint32_t, uint32_t> resets;
   bool closed = false;
+  size_t sent_bytes = 0;  // every frame's bytes written to the server
 
  private:
   std::unique_ptr<net::TcpTransport> transport_;
@@ -222,16 +224,28 @@ TEST(H2Server, TheHttp11LimitsHoldOverHttp2) {
 
 TEST(H2Server, ABodyOverTheLimitIsAnswered413AsOverHttp11) {
   // Regression (a trial): a 4 MB POST to /fast was answered 405 over h2c, 413 over HTTP/1.1;
-  // the body's size is checked before the method, as there.
-  auto server = start();
-  ASSERT_TRUE(server);
+  // the body's size is checked before the method, as there, and as soon as it is over the
+  // limit (review): the stream is answered and reset (NO_ERROR), the connection serves on.
+  ServerOptions o;
+  o.wait = 1ms;
+  o.drain_timeout = 3s;
+  o.max_body_bytes = 64 * 1024;
+  auto started = LabServer::start(o);
+  ASSERT_TRUE(started) << started.status().message();
+  auto server = std::move(started).value();
   Client c(server->address());
   c.run_until(0);
-  c.get(0, "/fast", {}, std::string(ServerOptions{}.max_body_bytes + 1, 'x'));
-  c.get(1, "/fast", {}, std::string(ServerOptions{}.max_body_bytes, 'x'));
-  c.run_until(2);
+  c.get(0, "/fast", {}, std::string(o.max_body_bytes * 16, 'x'));  // 1 MiB, over 64 KiB
+  c.run_until(1);
   EXPECT_EQ(c.status[0], 413);
+  c.run_until(0);  // a few rounds more: the body's rest is not asked for
+  EXPECT_LT(c.sent_bytes, o.max_body_bytes * 8) << "the server read the body past its limit";
+  c.get(1, "/fast", {}, std::string(o.max_body_bytes, 'x'));
+  c.get(2, "/fast");
+  c.run_until(3);
   EXPECT_EQ(c.status[1], 405) << "a body at the limit is read; /fast takes no POST";
+  EXPECT_EQ(c.status[2], 200) << "the connection serves on";
+  EXPECT_FALSE(c.closed);
 }
 
 }  // namespace

@@ -183,6 +183,10 @@ TEST(RunText, ARunInterruptedInItsWarmupSaysNothingWasMeasured) {
   EXPECT_NE(render_run_text(d).find(", interrupted in the 3.00 s warm-up: nothing measured\n"),
             std::string::npos)
       << render_run_text(d);
+  d.params.warmup_s = 0;  // -w 0 (review): no warm-up to be interrupted in
+  EXPECT_NE(render_run_text(d).find(", interrupted before measuring began\n"), std::string::npos)
+      << render_run_text(d);
+  d.params.warmup_s = 3;
   d.level.median.duration_s = 1.5;  // interrupted while measuring: what was measured, as before
   EXPECT_NE(render_run_text(d).find(", 1.50 s measured after 3.00 s warm-up\n"), std::string::npos)
       << render_run_text(d);
