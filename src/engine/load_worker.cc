@@ -18,6 +18,8 @@ using core::TimePoint;
 namespace {
 
 constexpr size_t kReadBufferBytes = 64 * 1024;
+// A connection's written bytes are dropped from the front of its `out` past this (compact_out).
+constexpr size_t kCompactOutBytes = 64 * 1024;
 constexpr auto kConnectRetryDelay = std::chrono::milliseconds(10);
 // A connect still pending after this long at the end of a run is reported (loopback and LAN
 // connects take microseconds to a millisecond; a lost SYN is retransmitted after 1 s).
@@ -600,6 +602,7 @@ void LoadWorker::flush(uint32_t ci) {
       continue;
     }
     if (r.status == net::IoStatus::kWouldBlock) {
+      compact_out(c);
       // --io uring: the ring's queue is full; write_path_.pass() writes on once it has room.
       if (!c.write_armed && write_path_.write_events() != 0) {
         loop_->modify(c.transport->fd(), interest(EPOLLIN | EPOLLOUT), tag(ci));
@@ -619,6 +622,19 @@ void LoadWorker::flush(uint32_t ci) {
     loop_->modify(c.transport->fd(), interest(EPOLLIN), tag(ci));
     c.write_armed = false;
   }
+}
+
+void LoadWorker::compact_out(Connection& c) {
+  // Regression (a trial): with bodies over 1 MiB and a server that answers at the head (knee
+  // serve's 405), --io uring appended each next request behind the unwritten rest, so `out` was
+  // never written to its end, never cleared, and grew by a request per response (725 MB in 4 s).
+  // Dropping the written front once it is at least half of `out` costs at most one move of
+  // each byte.
+  if (c.out_done < kCompactOutBytes || c.out_done * 2 < c.out.size()) return;
+  c.out.erase(0, c.out_done);
+  for (Segment& s : c.segments) s.end -= std::min(s.end, c.out_done);
+  c.out_counted -= std::min(c.out_counted, c.out_done);
+  c.out_done = 0;
 }
 
 void LoadWorker::read_some(uint32_t ci, bool until_closed) {

@@ -262,6 +262,9 @@ class LoadWorker final : public ConnectionPool, private http::H2Client::Listener
   void became_ready(uint32_t conn);
   void queue_bytes(Connection& c, std::string_view bytes, bool measured);
   void flush(uint32_t conn);
+  // Drops the written front of c.out (at least 64 KiB, and half of it), shifting
+  // out_done, out_counted and the segments' ends: `out` stays about the size of what is unwritten.
+  void compact_out(Connection& c);
   // --io uring: the write path names a connection (its epoll tag) that has room again.
   void on_writable(uint64_t event_tag);
   // Requests were queued on `conn`: it is written once the feeder's sends of this pass are in.

@@ -192,14 +192,16 @@ void ScriptedServer::serve(int fd, int conn) {
     buf.erase(0, end + 4);
     // A body as its Content-Length says (the tests write the field in this spelling).
     const size_t length_at = head.find("\r\nContent-Length: ");
-    if (length_at != std::string::npos) {
-      const size_t body = std::stoul(head.substr(length_at + 18));
+    const size_t body =
+        length_at == std::string::npos ? 0 : std::stoul(head.substr(length_at + 18));
+    auto take_body = [&] {
       while (buf.size() < body && read_more()) {
       }
-      if (buf.size() < body) break;
+      if (buf.size() < body) return false;
       buf.erase(0, body);
       body_bytes_ += body;
-    }
+      return true;
+    };
     {
       std::lock_guard<std::mutex> lock(mu_);
       size_t sp1 = head.find(' ');
@@ -211,6 +213,10 @@ void ScriptedServer::serve(int fd, int conn) {
     while (now > seen && !max_in_flight_.compare_exchange_weak(seen, now)) {
     }
     Action a = script_(conn, request++, head);
+    if (!a.before_body && !take_body()) {
+      --in_flight_;
+      break;
+    }
     if (a.kind == Action::Kind::kHang) {
       while (!stopping_ && !gone_) std::this_thread::sleep_for(std::chrono::milliseconds(10));
       --in_flight_;
@@ -226,6 +232,7 @@ void ScriptedServer::serve(int fd, int conn) {
       send_bytes(a.bytes.data(), a.bytes.size());
     }
     if (a.close_after) break;
+    if (a.before_body && !take_body()) break;
   }
   if (ssl != nullptr) {
     SSL_shutdown(ssl);

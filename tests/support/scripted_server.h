@@ -24,6 +24,9 @@ struct Action {
   // server's sockets keep Nagle's algorithm on, so a small second write waits for the ACK of
   // the first.
   size_t split_at = 0;
+  // kRespond: answer as soon as the request's head is in, then read (and drop) its body, as a
+  // server that refuses a request early does (knee serve's 405 or 413).
+  bool before_body = false;
 
   // Answers with `raw` after `delay`, then closes the connection when close_after.
   static Action respond(std::string raw, std::chrono::milliseconds delay = {},
