@@ -29,8 +29,9 @@ void ServerLimitFlags::add_to(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::Range(size_t{256}, http::kMaxHeaderSectionLimit));
   app.add_option("--max-body-bytes", max_body_bytes,
-                 "Longest request body in bytes (Content-Length); longer gets 413 and close "
-                 "(POST /events reads at most 16384 whatever this says)")
+                 "Longest request body in bytes (Content-Length); longer gets 413 and close; "
+                 "over HTTP/2 the stream gets 413 as soon as it is over, and is reset, the "
+                 "connection kept (POST /events reads at most 16384 whatever this says)")
       ->capture_default_str();
 }
 

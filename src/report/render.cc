@@ -486,6 +486,13 @@ std::string render_run_text(const RunDocument& doc) {
         "run\n",
         k);
   }
+  if (r.interrupted && r.duration_s == 0) {
+    // Regression (a trial): below that heading it printed every figure of the empty measured
+    // phase ("latency no successful response" after 100k warm-up answers) and a verdict.
+    out += "  INTERRUPTED before measuring began: no figures, no verdict\n";
+    if (r.warmup.sent > 0 || r.warmup.scheduled.value_or(0) > 0) out += warmup_text(r.warmup);
+    return out;
+  }
   if (r.interrupted) out += "  INTERRUPTED: the run was stopped early; figures cover part of it\n";
   out += "  requests     ";
   if (r.open) {

@@ -183,6 +183,12 @@ TEST(RunText, ARunInterruptedInItsWarmupSaysNothingWasMeasured) {
   EXPECT_NE(render_run_text(d).find(", interrupted in the 3.00 s warm-up: nothing measured\n"),
             std::string::npos)
       << render_run_text(d);
+  // Nothing below contradicts it: no figures of the empty phase, no verdict.
+  EXPECT_NE(render_run_text(d).find("  INTERRUPTED before measuring began: no figures, no "
+                                    "verdict\n"),
+            std::string::npos);
+  EXPECT_EQ(render_run_text(d).find("latency"), std::string::npos) << render_run_text(d);
+  EXPECT_EQ(render_run_text(d).find("saturated"), std::string::npos) << render_run_text(d);
   d.params.warmup_s = 0;  // -w 0 (review): no warm-up to be interrupted in
   EXPECT_NE(render_run_text(d).find(", interrupted before measuring began\n"), std::string::npos)
       << render_run_text(d);
