@@ -344,6 +344,9 @@ class LoadWorker final : public ConnectionPool, private http::H2Client::Listener
   SpinWindow spin_window_;      // the busy-poll window before sends when config_.spin is unset
   core::TimePoint spun_for_{};  // the intended send the last busy-poll was for
   bool stopping_ = false;
+  // After the measured phase, the last attempt to open a connection failed: what waits for
+  // one is not waited for (the grace period's end comes early).
+  bool opening_failed_while_stopping_ = false;
   bool interrupted_ = false;
   size_t in_flight_ = 0;           // lanes with a request in flight
   size_t measured_in_flight_ = 0;  // of those, requests of the measured phase

@@ -353,5 +353,29 @@ TEST_P(Accounting, ATargetThatGoesAwayLeavesItsLastAnswerAndTheRefusedConnects) 
   }
 }
 
+// Regression (a trial): an open loop whose server was killed mid-run waited out its whole grace
+// period (10 s) for connections to carry the requests waiting for one; its connects kept
+// failing. With nothing in flight, a failed connect after the phase ends the wait: they are
+// counted never sent. (A wait of 10 s or none: a behaviour, not a speed.)
+TEST_P(Accounting, AnOpenLoopWhoseTargetWentAwayDoesNotWaitOutTheGrace) {
+  ScriptedServer server(ScriptedServer::always_ok());
+  LoadOptions o = options_for(server.url("/"), 2, 0ms, 800ms);
+  o.rate_rps = 500;
+  o.timeout = 10s;
+  o.grace = 10s;
+  std::thread away([&server] {
+    std::this_thread::sleep_for(300ms);
+    server.go_away();
+  });
+  auto r = run_load(o);
+  away.join();
+  ASSERT_TRUE(r) << r.status().message();
+  const core::RunStats& s = r->stats;
+  EXPECT_GT(s.never_sent, 0u) << "the requests due after the server went away";
+  EXPECT_GT(s.error_count(ErrorKind::kConnect), 0u);
+  EXPECT_LT(s.client_wall_ns, 5'000'000'000) << "the run waited out its grace period";
+  expect_accounted(*r, "open, target gone");
+}
+
 }  // namespace
 }  // namespace knee::engine
