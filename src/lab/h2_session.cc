@@ -235,6 +235,18 @@ std::optional<core::TimePoint> H2ServerSession::oldest_incomplete() const {
   return oldest;
 }
 
+size_t H2ServerSession::answer_incomplete(core::TimePoint began_by, std::string_view http1) {
+  std::vector<int32_t> late;
+  for (const auto& [id, stream] : streams_) {
+    if (!stream.complete && stream.begun <= began_by) late.push_back(id);
+  }
+  for (int32_t id : late) {
+    streams_[id].complete = true;  // never handed to the Handler now
+    respond(id, http1, /*head_only=*/false);
+  }
+  return late.size();
+}
+
 size_t H2ServerSession::open_streams() const { return streams_.size(); }
 
 bool H2ServerSession::finished() const {

@@ -73,6 +73,10 @@ class H2ServerSession {
   // DATA still coming) began, by receive()'s `now`; nullopt when every open stream's request is
   // complete. For the lab server's header_timeout.
   std::optional<core::TimePoint> oldest_incomplete() const;
+  // Answers every stream whose request began at or before `began_by` and is not complete yet
+  // (HEADERS without END_STREAM, or its DATA still coming) with `http1` (as respond(); the lab's
+  // 408), as HTTP/1.1 answers a head that took too long. Returns how many it answered.
+  size_t answer_incomplete(core::TimePoint began_by, std::string_view http1);
   // Nothing left to read or write.
   bool finished() const;
 

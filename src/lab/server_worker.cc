@@ -927,6 +927,15 @@ void ServerWorker::check_limits() {
           !oldest && c.waiting_streams.empty() && now - c.last_activity >= o.idle_timeout;
       if (late || idle) {
         bump(late ? counters_.header_timeouts : counters_.idle_closed);
+        if (late) {
+          // Regression (a trial): the late streams got no answer, only GOAWAY and a close; like
+          // an HTTP/1.1 head that took too long, each gets 408.
+          std::string timed_out;
+          request_timeout_.append_to(timed_out, date_.value(), ConnectionMode::kKeepAlive, false);
+          for (size_t k = c.h2->answer_incomplete(now - o.header_timeout, timed_out); k > 0; --k) {
+            observe(c, request_timeout_.status());
+          }
+        }
         const uint32_t generation = c.generation;
         c.h2->goaway();  // RFC 9113 section 9.1: say so before closing the connection
         drive(c);

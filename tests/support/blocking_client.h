@@ -140,6 +140,15 @@ class Client {
     return true;  // fill() reports a timeout as a test failure itself
   }
 
+  // Every byte the server sends until it closes (a timeout is a test failure, as above).
+  std::string read_until_closed() {
+    while (fill()) {
+    }
+    std::string all;
+    all.swap(buffer_);
+    return all;
+  }
+
   // True when bytes can be read within timeout_ms.
   bool readable_within(int timeout_ms) {
     if (!buffer_.empty()) return true;
