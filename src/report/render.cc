@@ -585,6 +585,14 @@ std::string render_sweep_text(const SweepDocument& doc) {
   std::string out;
   const bool open = doc.mode() == LoopMode::kOpen;
   out += sweep_heading(doc.params, doc.target, doc.levels.size(), open) + "\n";
+  if (doc.levels.empty()) {
+    // Regression (a trial): a sweep interrupted in its first level printed an empty table, "no
+    // knee within the sweep" and "Little's law ... holds at every level" of no level.
+    out += "no level was measured: no table, no knee\n";
+    for (const std::string& w : doc.warnings) out += fmt::format("warning: {}\n", w);
+    for (const std::string& w : doc.host.warnings) out += fmt::format("host: {}\n", w);
+    return out;
+  }
   // One latency unit for the table: microseconds when every level answered within 1 ms, else
   // milliseconds. The decimals are enough for the smallest figure printed to keep two
   // significant digits (up to 0.1 us): a 12 us median in a table of milliseconds prints

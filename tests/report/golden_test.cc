@@ -285,6 +285,22 @@ TEST(SweepText, KeepsTwoSignificantDigitsOfTheFastestLevel) {
       << "medians of 1 ms and more keep two decimals";
 }
 
+// Regression (a trial): a sweep interrupted in its first level's warm-up printed an empty
+// table, "no knee within the sweep" and a Little's law that held "at every level" of none.
+TEST(SweepText, ASweepWithNoLevelMeasuredSaysSoAndNothingElse) {
+  SweepDocument d = testing::golden_sweep_report();
+  d.levels.clear();
+  d.warnings = {"interrupted during concurrency 1: that level is left out"};
+  const std::string text = render_sweep_text(d);
+  EXPECT_NE(text.find("\nno level was measured: no table, no knee\nwarning: interrupted during "
+                      "concurrency 1: that level is left out\n"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("knee:"), std::string::npos) << text;
+  EXPECT_EQ(text.find("Little's law"), std::string::npos) << text;
+  EXPECT_EQ(text.find("concurrency  requests"), std::string::npos) << text;
+}
+
 TEST(Golden, SweepJson) { expect_golden("sweep.json", json_of(testing::golden_sweep_report())); }
 
 // The sweep merged from two parts (knee report merge, or rank 0 under mpirun with the clocks
