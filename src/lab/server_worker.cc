@@ -932,12 +932,29 @@ void ServerWorker::check_limits() {
           // an HTTP/1.1 head that took too long, each gets 408.
           std::string timed_out;
           request_timeout_.append_to(timed_out, date_.value(), ConnectionMode::kKeepAlive, false);
+          // Counted as HTTP/1.1 counts its 408 (reject()): route "other", answered at once.
           for (size_t k = c.h2->answer_incomplete(now - o.header_timeout, timed_out); k > 0; --k) {
-            observe(c, request_timeout_.status());
+            metrics_.observe(Route::kNone, request_timeout_.status(), core::Nanos(0));
           }
         }
-        const uint32_t generation = c.generation;
         c.h2->goaway();  // RFC 9113 section 9.1: say so before closing the connection
+        if (late && c.waiting_streams.empty()) {
+          // As after HTTP/1.1's 408 (review): the answers go out, the write side shuts and what
+          // the client still sends is read and dropped, since a close with unread bytes would
+          // reset the connection and could take the 408 with it. The session goes first: done
+          // (GOAWAY sent, no stream open), drive_h2 would close at once.
+          const bool pulled = c.h2->pull(c.out).is_ok();
+          c.h2.reset();
+          c.h2_handler.reset();
+          if (!pulled) {
+            close_connection(c);
+            continue;
+          }
+          c.close_after_write = true;
+          drive(c);
+          continue;
+        }
+        const uint32_t generation = c.generation;
         drive(c);
         if (c.generation == generation) close_connection(c);
       }

@@ -149,6 +149,9 @@ class Client {
     return all;
   }
 
+  // Whether the peer reset the connection (a read got ECONNRESET), rather than closing it.
+  bool reset_by_peer() const { return reset_; }
+
   // True when bytes can be read within timeout_ms.
   bool readable_within(int timeout_ms) {
     if (!buffer_.empty()) return true;
@@ -165,12 +168,14 @@ class Client {
     }
     char chunk[16384];
     ssize_t n = ::recv(fd_, chunk, sizeof chunk, 0);
+    if (n < 0 && errno == ECONNRESET) reset_ = true;
     if (n <= 0) return false;
     buffer_.append(chunk, static_cast<size_t>(n));
     return true;
   }
 
   int fd_ = -1;
+  bool reset_ = false;  // a read failed with ECONNRESET
   bool connected_ = false;
   int connect_errno_ = 0;
   std::string buffer_;
