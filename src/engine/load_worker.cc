@@ -137,10 +137,14 @@ Status LoadWorker::run(StartGate& gate) {
       // The grace period is for measured requests; warm-up ones still in flight (a server that
       // never answers) are aborted at once, not waited for.
       // Requests waiting for a connection (open loop) wait in the grace period too, for one to
-      // carry them; when nothing is in flight and the last connect since the phase ended failed
-      // (the server went away), none will: they are never sent. Regression (a trial): a killed
-      // server's run waited out its 10 s grace.
-      const bool unreachable = in_flight_ == 0 && opening_failed_while_stopping_;
+      // carry them; when nothing is in flight, the last connect since the phase ended failed
+      // and no other connection is open or being opened (the server went away), none will:
+      // they are never sent. Regression (a trial): a killed server's run waited out its 10 s
+      // grace.
+      const bool unreachable =
+          in_flight_ == 0 && opening_failed_while_stopping_ && !feeder_->drained() &&
+          std::all_of(conns_.begin(), conns_.end(),
+                      [](const Connection& c) { return c.state == ConnState::kFree; });
       if (now >= grace_until || (measured_in_flight_ == 0 && feeder_->drained()) || unreachable) {
         abort_all(now);
         break;
