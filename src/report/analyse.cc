@@ -598,7 +598,12 @@ LevelFigures level_figures(const std::vector<core::RunResult>& runs,
         "; --stages: {}, not the phase's mean, which the stages' changing rate would dilute",
         listed);
   }
-  l.saturated = SaturatedFigures{v.resource, v.detail, v.evidence, v.rule, v.warnings};
+  // Interrupted before measuring began: nothing was measured to judge (review: the JSON and HTML
+  // said client-bound of an empty phase).
+  const bool nothing_measured = l.median.interrupted && l.median.duration_s == 0;
+  if (!nothing_measured) {
+    l.saturated = SaturatedFigures{v.resource, v.detail, v.evidence, v.rule, v.warnings};
+  }
   l.notes = run_notes(l.median, l.saturated);
   const uint32_t allowed = run.stats.connects.h2_server_max_streams;
   if (run.h2 && allowed > 0 && allowed < static_cast<uint32_t>(run.per_connection)) {

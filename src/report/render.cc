@@ -491,6 +491,7 @@ std::string render_run_text(const RunDocument& doc) {
     // phase ("latency no successful response" after 100k warm-up answers) and a verdict.
     out += "  INTERRUPTED before measuring began: no figures, no verdict\n";
     if (r.warmup.sent > 0 || r.warmup.scheduled.value_or(0) > 0) out += warmup_text(r.warmup);
+    for (const std::string& note : level.notes) out += fmt::format("  note: {}\n", note);
     return out;
   }
   if (r.interrupted) out += "  INTERRUPTED: the run was stopped early; figures cover part of it\n";

@@ -55,6 +55,17 @@ TEST(Analyse, ATargetThatWentAwayIsUnreachableSinceItsLastAnswer) {
             "(ECONNREFUSED)");
 }
 
+// Regression (review): a run interrupted before measuring began got a verdict in its JSON and
+// HTML ("client-bound") though nothing was measured; its text said no verdict.
+TEST(Analyse, ARunInterruptedBeforeMeasuringGetsNoVerdict) {
+  core::RunResult r = closed_run(10, 2000);
+  r.interrupted = true;
+  EXPECT_TRUE(analyse_run("http://127.0.0.1:9/", "now", {}, {r}, {}).level.saturated)
+      << "interrupted while measuring: judged on what was measured";
+  r.duration_s = 0;
+  EXPECT_FALSE(analyse_run("http://127.0.0.1:9/", "now", {}, {r}, {}).level.saturated);
+}
+
 // Regression: with --repeat the thresholds were checked on the median run, whose figures the
 // text does not print: its max below the printed max, and with an even count its throughput
 // below the printed median.
