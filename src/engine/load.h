@@ -17,8 +17,9 @@
 //   after that                       no new request; those in flight may finish within `grace`
 //                                    and are measured like the rest; the rest are `aborted`.
 //                                    Open loop: those waiting for a connection may go within
-//                                    `grace` too, unless nothing is in flight and a connect
-//                                    fails (the target went away): then they are never sent.
+//                                    `grace` too, unless nothing is in flight, no connection is
+//                                    open and a connect fails (the target went away): then they
+//                                    are never sent.
 // Thread-safety: run_load() is blocking and owns its threads; `interrupt` may be set from a
 // signal handler or another thread to end the run early (in-flight requests are then aborted).
 #pragma once
