@@ -22,6 +22,7 @@
 // Thread-safety: a feeder belongs to its worker's thread.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <optional>
@@ -47,7 +48,11 @@ struct Phases {
 // the measured phase: divided by the phase's length it is Little's L, measured directly.
 class InSystem {
  public:
-  explicit InSystem(const Phases& phases) : phases_(phases) {}
+  // `published_end`: with -n across threads, the phase's end (ns since the clock's epoch, 0 until
+  // then) that the worker sending the last request publishes; the integral stops there even
+  // before this worker has adopted it into `phases`.
+  explicit InSystem(const Phases& phases, const std::atomic<int64_t>* published_end = nullptr)
+      : phases_(phases), published_end_(published_end) {}
   // `delta` requests enter (+) or leave (-) the system at `t`.
   void change(core::TimePoint t, int delta);
   int64_t count() const { return count_; }
@@ -55,6 +60,7 @@ class InSystem {
 
  private:
   const Phases& phases_;
+  const std::atomic<int64_t>* published_end_;
   int64_t count_ = 0;
   core::TimePoint since_{};
   double integral_ns_ = 0;

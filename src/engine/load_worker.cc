@@ -52,7 +52,7 @@ LoadWorker::LoadWorker(WorkerConfig config)
       lanes_(static_cast<size_t>(config_.connections) *
              static_cast<size_t>(std::max(1, config_.per_connection))),
       read_buffer_(kReadBufferBytes),
-      in_system_(phases_) {
+      in_system_(phases_, config_.budget != nullptr ? &config_.budget->end_ns : nullptr) {
   config_.per_connection = std::max(1, config_.per_connection);
   feeder_ = make_feeder(config_, phases_);
   if (mix()) {

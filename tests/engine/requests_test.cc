@@ -61,7 +61,10 @@ TEST(Requests, AClosedLoopSendsExactlyTheCountAcrossThreadsAndEndsThen) {
     EXPECT_LE(r->mean_in_system(), r->littles_n() * 1.01) << threads << " threads";
     EXPECT_GE(r->mean_in_system(), r->littles_n() * 0.99 - 4.0 * max_latency_s / r->duration_s)
         << threads << " threads";
-    EXPECT_LE(r->mean_in_system(), 4.0 + 1e-9);
+    // Never more than the 4 connections. Regression: under ThreadSanitizer L was 4.02, the other
+    // workers integrating past the end the last send had published; now only the moment between
+    // that send's clock read and its publishing (microseconds of a 0.3 s phase) can slip in.
+    EXPECT_LE(r->mean_in_system(), 4.0 * 1.001);
     // The intervals end with the phase's last response: the last is as long as what was left of
     // the phase (it ended at the last send), and the few responses that came after it.
     ASSERT_FALSE(r->intervals.empty());
